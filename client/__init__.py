@@ -1,0 +1,1 @@
+"""Clients: trio connection, bot SDK and strategies, the terminal UI, offline tools."""

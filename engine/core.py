@@ -1,0 +1,211 @@
+"""Types shared by every game: errors, outcomes, option specs, and the State interface.
+
+A game is a :class:`Game` (static facts: name, seats, options) that makes
+:class:`State` objects (one play-through). States are mutable and touched by one
+owner at a time; ``clone()`` gives an independent copy. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+Intent = dict[str, Any]
+Event = dict[str, Any]
+View = dict[str, Any]
+
+
+class RuleError(Exception):
+    """Something the rules refuse. ``code`` is the protocol error code to send,
+    ``rule`` the ruling that decides it (e.g. ``"D3"``), or None."""
+
+    code: ClassVar[str] = "illegal_intent"
+
+    def __init__(self, message: str, rule: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.rule = rule
+
+    def __str__(self) -> str:
+        return f"{self.message} [{self.rule}]" if self.rule else self.message
+
+
+class IllegalIntent(RuleError):
+    """The intent is not legal for this seat now."""
+
+    code = "illegal_intent"
+
+
+class NotYourTurn(RuleError):
+    """The seat has nothing to do now (the other seat is to move)."""
+
+    code = "not_your_turn"
+
+
+class GameOver(IllegalIntent):
+    """The game has ended; no intent is accepted any more."""
+
+
+class BadOption(RuleError):
+    """An option name or value the game does not know."""
+
+    code = "bad_option"
+
+
+class UnknownGame(RuleError):
+    """No game is registered under that name."""
+
+    code = "no_such_game"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a game ended: ``winner`` is a seat, or None for a draw."""
+
+    winner: int | None
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"winner": self.winner, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class OptionSpec:
+    """One match option. ``kind`` is ``"int"``, ``"choice"`` or ``"bool"``."""
+
+    name: str
+    kind: str
+    default: Any
+    doc: str
+    choices: tuple[str, ...] = ()
+    min: int | None = None
+    max: int | None = None
+
+    def check(self, value: Any) -> Any:
+        """Return ``value`` if it is valid for this option; raise BadOption otherwise."""
+        if self.kind == "int":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise BadOption(f"option {self.name!r} takes an integer, got {value!r}")
+            if self.min is not None and value < self.min:
+                raise BadOption(f"option {self.name!r} must be >= {self.min}, got {value}")
+            if self.max is not None and value > self.max:
+                raise BadOption(f"option {self.name!r} must be <= {self.max}, got {value}")
+            return value
+        if self.kind == "bool":
+            if not isinstance(value, bool):
+                raise BadOption(f"option {self.name!r} takes true or false, got {value!r}")
+            return value
+        if self.kind == "choice":
+            if value not in self.choices:
+                raise BadOption(
+                    f"option {self.name!r} must be one of {', '.join(self.choices)}, got {value!r}"
+                )
+            return value
+        raise AssertionError(f"unknown option kind {self.kind!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The option as sent in the protocol's ``games`` listing."""
+        out: dict[str, Any] = {"name": self.name, "kind": self.kind, "default": self.default,
+                               "doc": self.doc}
+        if self.choices:
+            out["choices"] = list(self.choices)
+        if self.min is not None:
+            out["min"] = self.min
+        if self.max is not None:
+            out["max"] = self.max
+        return out
+
+
+class State(ABC):
+    """One play-through of a game. See docs/architecture.md for the contract."""
+
+    game: Game
+    seed: int
+    options: dict[str, Any]
+
+    @abstractmethod
+    def legal(self, seat: int) -> list[Intent]:
+        """Every intent ``apply(seat, ...)`` accepts right now (empty if none)."""
+
+    @abstractmethod
+    def apply(self, seat: int, intent: Mapping[str, Any]) -> list[Event]:
+        """Apply one intent; return the raw events it caused (never sent as they are).
+
+        Raises:
+            NotYourTurn: the seat has no legal intent now.
+            IllegalIntent: the intent is not in ``legal(seat)`` (GameOver once ended).
+        """
+
+    @abstractmethod
+    def to_move(self) -> tuple[int, ...]:
+        """Seats that have at least one legal intent now."""
+
+    @abstractmethod
+    def outcome(self) -> Outcome | None:
+        """The result once the game has ended, else None."""
+
+    @abstractmethod
+    def default_intent(self, seat: int) -> Intent | None:
+        """The action the server plays for a seat whose turn timer ran out."""
+
+    @abstractmethod
+    def resign(self, seat: int) -> list[Event]:
+        """End the game at once: ``seat`` resigns and the other seat wins (R0.4)."""
+
+    @abstractmethod
+    def forfeit(self, seat: int, reason: str) -> list[Event]:
+        """End the game at once: ``seat`` loses for ``reason`` (timeouts, abandonment)."""
+
+    @abstractmethod
+    def view(self, seat: int | None) -> View:
+        """What ``seat`` (None: a spectator) may see. The game's one projection."""
+
+    @abstractmethod
+    def project_events(self, events: list[Event], seat: int | None) -> list[Event]:
+        """The events as ``seat`` (None: a spectator) may see them; same projection."""
+
+    @abstractmethod
+    def digest(self) -> str:
+        """SHA-256 hex of the full state, generator included; equal states, equal digests."""
+
+    @abstractmethod
+    def clone(self) -> State:
+        """An independent deep copy."""
+
+
+class Game(ABC):
+    """Static facts about one game, and the factory of its states."""
+
+    name: ClassVar[str]
+    seats: ClassVar[int] = 2
+    options: ClassVar[tuple[OptionSpec, ...]]
+
+    def normalize_options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Validate ``options`` and fill in defaults.
+
+        Raises:
+            BadOption: an unknown option name or an invalid value.
+        """
+        given = dict(options or {})
+        specs = {spec.name: spec for spec in self.options}
+        unknown = sorted(set(given) - set(specs))
+        if unknown:
+            raise BadOption(
+                f"unknown option {unknown[0]!r} for {self.name}; known: {', '.join(specs) or 'none'}"
+            )
+        return {name: spec.check(given.get(name, spec.default)) for name, spec in specs.items()}
+
+    @abstractmethod
+    def new_state(self, seed: int, options: Mapping[str, Any] | None = None) -> State:
+        """A fresh match from ``seed`` (0 <= seed < 2**256) and options (normalized here).
+
+        Raises:
+            BadOption: see :meth:`normalize_options`.
+        """
+
+    def describe(self) -> dict[str, Any]:
+        """The game as sent in the protocol's ``games`` listing."""
+        return {"name": self.name, "seats": self.seats,
+                "options": [spec.to_dict() for spec in self.options]}

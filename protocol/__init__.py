@@ -1,0 +1,1 @@
+"""Sans-IO wire format: framing, msgpack codec, message schemas, errors, versions."""

@@ -1,0 +1,1 @@
+"""The authoritative trio server: listener, connections, lobby, match tasks, store."""
