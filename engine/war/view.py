@@ -1,0 +1,134 @@
+"""The War projection: the one place that decides what a seat or spectator sees.
+
+War has no private hand: every face-up card is public and every face-down card
+is secret from everyone, the owner included (R0.3). So the view is the same
+for both seats and spectators except for its ``seat`` field. Deck order is
+never shown, only deck sizes; a face-down card on the table is ``"back"``.
+
+View (all keys always present)::
+
+    {"game": "war", "seat": 0 | 1 | None,
+     "battle": int,            # current battle number, 1-based (the last one once over)
+     "battles": int,           # battles resolved so far
+     "cap": int,               # W5 battle cap
+     "counts": [int, int],     # cards in each seat's deck (the table not included)
+     "table": [[str], [str]],  # each seat's cards on the table this battle, in the
+                               # order placed; face-down cards are "back"
+     "up": [str | None, str | None],  # the face-up card each seat competes with
+                                      # (its latest this battle; W4: may stand)
+     "war": int,               # war steps in the current battle (0: a plain battle)
+     "wars": int,              # ties so far in the game (a double war counts two)
+     "flipped": [bool, bool],  # placed its card(s) in the current step
+     "waiting": [int],         # seats that still have to flip (either order, W6)
+     "stands": [bool, bool],   # out of cards in a war; its last face-up card stands
+     "last": None | {"battle": int, "winner": int, "table": [[str], [str]],
+                     "up": [str, str], "wars": int},   # the last resolved battle
+     "result": None | {"winner": int | None, "reason": str}}
+
+Events (projected; unknown raw events are dropped)::
+
+    {"type": "flip", "seat": s, "battle": n, "down": "back" | None, "up": "10H"}
+    {"type": "war", "battle": n, "step": k}          # a tie: war step k follows
+    {"type": "battle", "battle": n, "winner": s, "cards": k, "wars": w}
+    {"type": "game_over", "winner": s | None, "reason": str[, "seat": s]}
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engine.cards import BACK, to_str
+from engine.core import Event, View
+
+if TYPE_CHECKING:
+    from engine.war.state import WarState
+
+
+def _check_seat(seat: int | None) -> None:
+    if seat is not None and (isinstance(seat, bool) or seat not in (0, 1)):
+        raise ValueError(f"no seat {seat!r} in War (seats are 0, 1, or None for a spectator)")
+
+
+def _table(steps: list[list[int | None]]) -> tuple[list[list[str]], list[str | None]]:
+    """Per-seat cards on the table in placement order (face-down as "back"), and each
+    seat's latest face-up card."""
+    table: list[list[str]] = [[], []]
+    up: list[str | None] = [None, None]
+    for step in steps:
+        for seat in (0, 1):
+            if step[seat] is not None:
+                table[seat].append(BACK)
+            card = step[2 + seat]
+            if card is not None:
+                up[seat] = to_str(card)
+                table[seat].append(up[seat])
+    return table, up
+
+
+def view(state: WarState, seat: int | None) -> View:
+    """The War view for ``seat`` (0, 1, or None for a spectator); see the module doc.
+
+    Raises:
+        ValueError: ``seat`` is not 0, 1 or None.
+    """
+    _check_seat(seat)
+    table, up = _table(state.steps)
+    outcome = state.outcome()
+    over = outcome is not None
+    current = state.steps[-1] if state.steps else [None, None, None, None]
+    flipped = [current[2] is not None, current[3] is not None]
+    waiting = list(state.to_move())
+    last = None
+    if state.last is not None:
+        number, winner, steps = state.last
+        last_table, last_up = _table(steps)
+        last = {"battle": number, "winner": winner, "table": last_table, "up": last_up,
+                "wars": len(steps) - 1}
+    return {
+        "game": "war",
+        "seat": seat,
+        "battle": state.battle,
+        "battles": state.battles,
+        "cap": state.options["cap"],
+        "counts": [len(state.decks[0]), len(state.decks[1])],
+        "table": table,
+        "up": up,
+        "war": max(len(state.steps) - 1, 0),
+        "wars": state.wars,
+        "flipped": flipped,
+        "waiting": waiting,
+        "stands": [not over and len(state.steps) > 1 and not flipped[s] and s not in waiting
+                   for s in (0, 1)],
+        "last": last,
+        "result": None if outcome is None else outcome.to_dict(),
+    }
+
+
+def project_events(events: list[Event], seat: int | None) -> list[Event]:
+    """The raw War events as ``seat`` (or a spectator) may see them: card ids become
+    strings, face-down cards become ``"back"``, unknown event types are dropped.
+
+    Raises:
+        ValueError: ``seat`` is not 0, 1 or None.
+    """
+    _check_seat(seat)
+    out: list[Event] = []
+    for event in events:
+        kind = event.get("type")
+        if kind == "flip":
+            out.append({"type": "flip", "seat": event["seat"], "battle": event["battle"],
+                        "down": None if event["down"] is None else BACK,
+                        "up": to_str(event["up"])})
+        elif kind == "war":
+            out.append({"type": "war", "battle": event["battle"], "step": event["step"]})
+        elif kind == "battle":
+            out.append({"type": "battle", "battle": event["battle"],
+                        "winner": event["winner"], "cards": event["cards"],
+                        "wars": event["wars"]})
+        elif kind == "game_over":
+            projected = {"type": "game_over", "winner": event["winner"],
+                         "reason": event["reason"]}
+            if "seat" in event:
+                projected["seat"] = event["seat"]
+            out.append(projected)
+    return out
