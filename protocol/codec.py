@@ -1,0 +1,135 @@
+"""MessagePack encoding and decoding of one frame body, with explicit limits.
+
+Decoding decisions (documented in docs/protocol.md, "Errors"):
+
+* a body that is not exactly one MessagePack value -- undecodable, truncated,
+  trailing bytes, an ext type, a string/array/map longer than the limits below,
+  nesting deeper than ``max_depth`` -- is ``bad_frame`` (fatal: the peer's
+  encoder is broken, nothing it sends can be trusted);
+* a valid value that is not a map, has a non-string key anywhere, or has no
+  string ``type`` is ``bad_message`` (the connection survives).
+
+Only :class:`~protocol.errors.ProtocolError` ever escapes :func:`unpack`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+
+from protocol.errors import LocalProtocolError, ProtocolError
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Decoder limits. Exceeding any of them is ``bad_frame``."""
+
+    max_str_len: int = 16 * 1024
+    max_bin_len: int = 1024
+    max_array_len: int = 4096
+    max_map_len: int = 1024
+    max_depth: int = 16
+
+
+#: What a server accepts from clients (frames <= 64 KiB).
+SERVER_LIMITS = Limits()
+#: What a client accepts from a server (replies such as ``matches`` may be large).
+CLIENT_LIMITS = Limits(
+    max_str_len=256 * 1024,
+    max_bin_len=64 * 1024,
+    max_array_len=65536,
+    max_map_len=65536,
+    max_depth=32,
+)
+
+
+def _refuse_ext(code: int, data: bytes) -> Any:
+    raise ValueError(f"ext type {code} is not allowed")
+
+
+def unpack(body: bytes, limits: Limits = SERVER_LIMITS) -> dict[str, Any]:
+    """Decode one frame body into a message map.
+
+    Returns:
+        the map; its ``type`` is a str. Fields are not validated here (see messages.py).
+
+    Raises:
+        ProtocolError: ``bad_frame`` (fatal) for bodies that are not one msgpack
+            value within ``limits``; ``bad_message`` for a value that is not a map
+            with string keys and a string ``type``.
+    """
+    try:
+        value = msgpack.unpackb(
+            body,
+            raw=False,
+            use_list=True,
+            strict_map_key=False,
+            ext_hook=_refuse_ext,
+            max_str_len=limits.max_str_len,
+            max_bin_len=limits.max_bin_len,
+            max_array_len=limits.max_array_len,
+            max_map_len=limits.max_map_len,
+            max_ext_len=0,
+        )
+    except msgpack.ExtraData:
+        raise ProtocolError("bad_frame", "trailing bytes after the message in the frame") from None
+    except Exception as exc:  # msgpack raises ValueError, TypeError, UnpackException, ...
+        raise ProtocolError("bad_frame", f"undecodable body: {type(exc).__name__}") from None
+    _check_shape(value, limits.max_depth)
+    if not isinstance(value, dict):
+        raise ProtocolError("bad_message", f"a message must be a map, got {_kind(value)}")
+    mtype = value.get("type")
+    if not isinstance(mtype, str):
+        raise ProtocolError("bad_message", "the message has no string field 'type'", "type")
+    return value
+
+
+def _check_shape(value: Any, max_depth: int) -> None:
+    """Iteratively check nesting depth (bad_frame) and string map keys (bad_message)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            if depth > max_depth:
+                raise ProtocolError("bad_frame", f"nesting deeper than {max_depth}")
+            for key, sub in item.items():
+                if not isinstance(key, str):
+                    raise ProtocolError(
+                        "bad_message", f"map keys must be strings, got {_kind(key)}"
+                    )
+                if isinstance(sub, dict | list):
+                    stack.append((sub, depth + 1))
+        elif isinstance(item, list):
+            if depth > max_depth:
+                raise ProtocolError("bad_frame", f"nesting deeper than {max_depth}")
+            for sub in item:
+                if isinstance(sub, dict | list):
+                    stack.append((sub, depth + 1))
+
+
+def _kind(value: Any) -> str:
+    return {
+        dict: "map",
+        list: "array",
+        str: "string",
+        bytes: "binary",
+        int: "integer",
+        float: "float",
+        bool: "boolean",
+        type(None): "nil",
+    }.get(type(value), type(value).__name__)
+
+
+def pack(msg: dict[str, Any]) -> bytes:
+    """Encode one message map as a msgpack body (strings as str, bytes as bin).
+
+    Raises:
+        LocalProtocolError: ``bad_message`` when the value cannot be encoded
+            (an unsupported type, an integer outside 64 bits).
+    """
+    try:
+        return msgpack.packb(msg, use_bin_type=True, strict_types=False)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise LocalProtocolError("bad_message", f"cannot encode message: {exc}") from None

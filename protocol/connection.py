@@ -1,0 +1,275 @@
+"""The sans-IO connection: bytes in, validated messages out; messages in, bytes out.
+
+Modelled on h11: no sockets here. The caller feeds what it read with
+:meth:`Connection.receive_data` (``b""`` when the peer closed), pulls messages
+with :meth:`Connection.next_message` until it returns :data:`NEED_DATA`, and
+writes whatever :meth:`Connection.send` returns.
+
+The handshake is a small state machine, entirely in the ``_TRANSITIONS`` table
+below ("Rule 1": everything that moves the state lives there). A (role, state,
+direction, kind) missing from the table is a protocol error: for what we
+received, a :class:`ProtocolError` whose code depends on the state; for what we
+try to send, a :class:`LocalProtocolError`.
+
+States, server side::
+
+    AWAIT_HELLO --recv hello--> HANDSHAKING --send welcome--> OPEN
+         |                          |                          |
+         +-- send error/bye --------+-- send error/bye --------+-- send fatal error/bye
+         +-- recv anything else: handshake_required (fatal)    +-- fatal recv error
+                                    v                          v
+                                MUST_CLOSE  (only error/bye may still be sent)
+
+States, client side::
+
+    START --send hello--> AWAIT_WELCOME --recv welcome--> OPEN
+                              |                             |
+                              +-- recv error/bye -----------+-- recv fatal error/bye
+                                         v                  v
+                                     MUST_CLOSE
+
+Either side goes to CLOSED when the peer closed and every buffered frame has
+been delivered.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Final
+
+from protocol.codec import CLIENT_LIMITS, SERVER_LIMITS, pack, unpack
+from protocol.errors import LocalProtocolError, ProtocolError, is_fatal
+from protocol.framing import DEFAULT_MAX_FRAME, FrameDecoder, encode_frame
+from protocol.messages import SCHEMAS, TO_CLIENT, TO_SERVER, validate
+
+
+class _Sentinel(enum.Enum):
+    NEED_DATA = "NEED_DATA"
+    CLOSED = "CLOSED"
+
+    def __repr__(self) -> str:
+        return self.value
+
+
+#: next_message() result: no whole message buffered; feed more bytes.
+NEED_DATA: Final = _Sentinel.NEED_DATA
+#: next_message() result: the connection is over (peer closed, or we must close).
+CLOSED: Final = _Sentinel.CLOSED
+
+#: The largest frame a client must accept from a server (and so the most a server sends).
+CLIENT_MAX_FRAME = 1024 * 1024
+
+
+class State(enum.Enum):
+    """Where a connection is in its life."""
+
+    AWAIT_HELLO = "AWAIT_HELLO"  # server: nothing received yet
+    HANDSHAKING = "HANDSHAKING"  # server: hello received, welcome not yet sent
+    START = "START"  # client: hello not yet sent
+    AWAIT_WELCOME = "AWAIT_WELCOME"  # client: hello sent, welcome not yet received
+    OPEN = "OPEN"  # handshake done
+    MUST_CLOSE = "MUST_CLOSE"  # a fatal error or bye happened; close after sending it
+    CLOSED = "CLOSED"  # the peer closed and everything it sent was delivered
+
+
+SERVER, CLIENT = "server", "client"
+RECV, SEND = "recv", "send"
+_S = State
+
+# (role, state, direction, kind) -> next state. kind: hello | welcome | error | fatal | bye | other
+# ("fatal" is an error message whose code closes the connection).
+_TRANSITIONS: dict[tuple[str, State, str, str], State] = {
+    # ---- server
+    (SERVER, _S.AWAIT_HELLO, RECV, "hello"): _S.HANDSHAKING,
+    (SERVER, _S.AWAIT_HELLO, SEND, "error"): _S.MUST_CLOSE,  # e.g. handshake_timeout
+    (SERVER, _S.AWAIT_HELLO, SEND, "fatal"): _S.MUST_CLOSE,
+    (SERVER, _S.AWAIT_HELLO, SEND, "bye"): _S.MUST_CLOSE,
+    (SERVER, _S.HANDSHAKING, RECV, "other"): _S.HANDSHAKING,  # requests pipelined after hello
+    (SERVER, _S.HANDSHAKING, SEND, "welcome"): _S.OPEN,
+    (SERVER, _S.HANDSHAKING, SEND, "error"): _S.MUST_CLOSE,  # a failed handshake closes
+    (SERVER, _S.HANDSHAKING, SEND, "fatal"): _S.MUST_CLOSE,
+    (SERVER, _S.HANDSHAKING, SEND, "bye"): _S.MUST_CLOSE,
+    (SERVER, _S.OPEN, RECV, "other"): _S.OPEN,
+    (SERVER, _S.OPEN, SEND, "other"): _S.OPEN,
+    (SERVER, _S.OPEN, SEND, "error"): _S.OPEN,
+    (SERVER, _S.OPEN, SEND, "fatal"): _S.MUST_CLOSE,
+    (SERVER, _S.OPEN, SEND, "bye"): _S.MUST_CLOSE,
+    (SERVER, _S.MUST_CLOSE, SEND, "error"): _S.MUST_CLOSE,
+    (SERVER, _S.MUST_CLOSE, SEND, "fatal"): _S.MUST_CLOSE,
+    (SERVER, _S.MUST_CLOSE, SEND, "bye"): _S.MUST_CLOSE,
+    # ---- client
+    (CLIENT, _S.START, SEND, "hello"): _S.AWAIT_WELCOME,
+    (CLIENT, _S.START, RECV, "error"): _S.MUST_CLOSE,  # refused before hello (too_many_connections)
+    (CLIENT, _S.START, RECV, "fatal"): _S.MUST_CLOSE,
+    (CLIENT, _S.START, RECV, "bye"): _S.MUST_CLOSE,
+    (CLIENT, _S.AWAIT_WELCOME, SEND, "other"): _S.AWAIT_WELCOME,  # pipelining is allowed
+    (CLIENT, _S.AWAIT_WELCOME, RECV, "welcome"): _S.OPEN,
+    (CLIENT, _S.AWAIT_WELCOME, RECV, "error"): _S.MUST_CLOSE,  # unsupported_version, bad_token...
+    (CLIENT, _S.AWAIT_WELCOME, RECV, "fatal"): _S.MUST_CLOSE,
+    (CLIENT, _S.AWAIT_WELCOME, RECV, "bye"): _S.MUST_CLOSE,
+    (CLIENT, _S.OPEN, SEND, "other"): _S.OPEN,
+    (CLIENT, _S.OPEN, RECV, "other"): _S.OPEN,
+    (CLIENT, _S.OPEN, RECV, "error"): _S.OPEN,
+    (CLIENT, _S.OPEN, RECV, "fatal"): _S.MUST_CLOSE,
+    (CLIENT, _S.OPEN, RECV, "bye"): _S.MUST_CLOSE,
+}
+
+#: States in which anything wrong with a received message fails the handshake (fatal).
+_HANDSHAKE_STATES = frozenset({_S.AWAIT_HELLO, _S.HANDSHAKING, _S.START, _S.AWAIT_WELCOME})
+
+
+def _kind(msg: dict[str, Any]) -> str:
+    mtype = msg["type"]
+    if mtype == "error":
+        return "fatal" if is_fatal(str(msg.get("code"))) else "error"
+    if mtype in ("hello", "welcome", "bye"):
+        return mtype
+    return "other"
+
+
+class Connection:
+    """One end of a protocol connection, without I/O.
+
+    Args:
+        role: ``"server"`` or ``"client"`` (which end we are).
+        max_frame: the largest body we accept; default 65536 for a server,
+            :data:`CLIENT_MAX_FRAME` for a client.
+
+    Attributes:
+        state: the :class:`State`.
+        peer_max_frame: the largest body the peer accepts; :meth:`send` refuses
+            bigger ones. A client learns it from ``welcome.limits.max_frame``.
+        version: the negotiated protocol version once the welcome passed, else None.
+        welcome: (client) the welcome message, once received.
+        hello: (server) the hello message, once received.
+    """
+
+    def __init__(self, role: str, max_frame: int | None = None) -> None:
+        if role not in (SERVER, CLIENT):
+            raise ValueError(f"role must be 'server' or 'client', got {role!r}")
+        self.role = role
+        if max_frame is None:
+            max_frame = DEFAULT_MAX_FRAME if role == SERVER else CLIENT_MAX_FRAME
+        self.max_frame = max_frame
+        self.peer_max_frame = CLIENT_MAX_FRAME if role == SERVER else DEFAULT_MAX_FRAME
+        self._decoder = FrameDecoder(max_frame)
+        self._limits = SERVER_LIMITS if role == SERVER else CLIENT_LIMITS
+        self._incoming = TO_SERVER if role == SERVER else TO_CLIENT
+        self._outgoing = TO_CLIENT if role == SERVER else TO_SERVER
+        self.state = State.AWAIT_HELLO if role == SERVER else State.START
+        self._peer_closed = False
+        self.version: int | None = None
+        self.welcome: dict[str, Any] | None = None
+        self.hello: dict[str, Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"<Connection {self.role} {self.state.value}>"
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received and not yet turned into messages."""
+        return self._decoder.buffered
+
+    # ------------------------------------------------------------------ receiving
+
+    def receive_data(self, data: bytes) -> None:
+        """Feed bytes read from the peer; ``b""`` means the peer closed its side.
+
+        Never raises; problems surface from :meth:`next_message`.
+        """
+        if not data:
+            self._peer_closed = True
+            return
+        if self._peer_closed or self.state in (State.MUST_CLOSE, State.CLOSED):
+            return
+        self._decoder.feed(data)
+
+    def next_message(self) -> dict[str, Any] | _Sentinel:
+        """The next validated message, :data:`NEED_DATA`, or :data:`CLOSED`.
+
+        A client silently skips pushed messages of unknown types (room for v2).
+
+        Raises:
+            ProtocolError: the peer sent something wrong. When ``exc.fatal`` is
+                True the connection is now ``MUST_CLOSE``: send ``exc.to_message()``
+                and close. Otherwise the bad message was dropped; report it and
+                keep reading. Errors during the handshake are always fatal.
+        """
+        while True:
+            if self.state in (State.MUST_CLOSE, State.CLOSED):
+                return CLOSED
+            try:
+                body = self._decoder.next_frame()
+                if body is None:
+                    if self._peer_closed:
+                        self.state = State.CLOSED
+                        return CLOSED
+                    return NEED_DATA
+                msg = unpack(body, self._limits)
+                if self.role == CLIENT and msg["type"] not in SCHEMAS[self._incoming]:
+                    continue
+                kind = _kind(msg)
+                next_state = _TRANSITIONS.get((self.role, self.state, RECV, kind))
+                if next_state is None:
+                    raise self._unexpected(msg)
+                validate(msg, self._incoming)
+            except ProtocolError as exc:
+                if self.state in _HANDSHAKE_STATES:
+                    exc.fatal = True
+                if exc.fatal:
+                    self.state = State.MUST_CLOSE
+                raise
+            self._received(msg)
+            self.state = next_state
+            return msg
+
+    def _unexpected(self, msg: dict[str, Any]) -> ProtocolError:
+        mtype = msg["type"]
+        if self.state == State.AWAIT_HELLO:
+            return ProtocolError(
+                "handshake_required", f"the first message must be hello, got {mtype[:32]!r}", "type"
+            )
+        if self.state in (State.START, State.AWAIT_WELCOME):
+            return ProtocolError(
+                "bad_message", f"expected welcome or error, got {mtype[:32]!r}", "type", fatal=True
+            )
+        return ProtocolError(
+            "bad_message", f"unexpected {mtype[:32]!r} in state {self.state.value}", "type"
+        )
+
+    def _received(self, msg: dict[str, Any]) -> None:
+        if msg["type"] == "hello" and self.role == SERVER:
+            self.hello = msg
+        elif msg["type"] == "welcome" and self.role == CLIENT:
+            self.welcome = msg
+            self.version = msg["protocol"]
+            self.peer_max_frame = msg["limits"]["max_frame"]
+
+    # ------------------------------------------------------------------ sending
+
+    def send(self, msg: dict[str, Any]) -> bytes:
+        """Validate ``msg`` for our direction, frame it, and return the bytes to write.
+
+        Raises:
+            LocalProtocolError: the message is invalid (``bad_message``,
+                ``unknown_type``), too big for the peer (``frame_too_large``), or
+                not allowed in the current state; nothing changed.
+        """
+        try:
+            validate(msg, self._outgoing)
+        except ProtocolError as exc:
+            raise LocalProtocolError(exc.code, exc.message, exc.field) from None
+        kind = _kind(msg)
+        next_state = _TRANSITIONS.get((self.role, self.state, SEND, kind))
+        if next_state is None:
+            raise LocalProtocolError(
+                "bad_message",
+                f"cannot send {msg['type']!r} in state {self.state.value}",
+                "type",
+                fatal=False,
+            )
+        data = encode_frame(pack(msg), self.peer_max_frame)
+        if msg["type"] == "welcome" and self.role == SERVER:
+            self.version = msg["protocol"]
+        self.state = next_state
+        return data

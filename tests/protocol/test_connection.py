@@ -1,0 +1,149 @@
+"""The sans-IO Connection: handshake state machine, round trips, errors per state."""
+
+from __future__ import annotations
+
+import pytest
+
+from protocol.codec import pack
+from protocol.connection import CLOSED, NEED_DATA, Connection, State
+from protocol.errors import LocalProtocolError, ProtocolError
+from protocol.framing import encode_frame
+from tests.protocol.helpers import (
+    HELLO,
+    TO_CLIENT_EXAMPLES,
+    TO_SERVER_EXAMPLES,
+    WELCOME,
+    drain,
+    handshake,
+)
+
+
+@pytest.mark.parametrize("mtype", sorted(TO_SERVER_EXAMPLES))
+def test_every_client_message_round_trips(mtype: str) -> None:
+    client, server = handshake()
+    msg = TO_SERVER_EXAMPLES[mtype]
+    if mtype == "hello":
+        client, server = Connection("client"), Connection("server")
+    server.receive_data(client.send(msg))
+    assert server.next_message() == msg
+    assert server.next_message() is NEED_DATA
+
+
+@pytest.mark.parametrize("mtype", sorted(TO_CLIENT_EXAMPLES))
+def test_every_server_message_round_trips(mtype: str) -> None:
+    msg = TO_CLIENT_EXAMPLES[mtype]
+    if mtype == "welcome":
+        client, server = Connection("client"), Connection("server")
+        server.receive_data(client.send(HELLO))
+        server.next_message()
+    else:
+        client, server = handshake()
+    client.receive_data(server.send(msg))
+    assert client.next_message() == msg
+
+
+def test_handshake_states() -> None:
+    client, server = Connection("client"), Connection("server")
+    assert (client.state, server.state) == (State.START, State.AWAIT_HELLO)
+    server.receive_data(client.send(HELLO))
+    assert client.state is State.AWAIT_WELCOME
+    assert server.next_message() == HELLO
+    assert server.state is State.HANDSHAKING and server.hello == HELLO
+    client.receive_data(server.send(WELCOME))
+    assert server.state is State.OPEN and server.version == 1
+    assert client.next_message() == WELCOME
+    assert client.state is State.OPEN and client.version == 1
+    assert client.peer_max_frame == 65536
+
+
+def test_server_refuses_anything_before_hello() -> None:
+    server = Connection("server")
+    server.receive_data(encode_frame(pack({"type": "ping", "id": 1})))
+    with pytest.raises(ProtocolError) as info:
+        server.next_message()
+    assert info.value.code == "handshake_required" and info.value.fatal
+    assert server.state is State.MUST_CLOSE
+    # the error can still be reported, then nothing more comes out
+    data = server.send(info.value.to_message())
+    assert data.startswith(b"\x00\x00\x00")
+    assert server.next_message() is CLOSED
+    with pytest.raises(LocalProtocolError):
+        server.send({"type": "pong", "id": 1})
+
+
+def test_client_cannot_send_before_hello() -> None:
+    client = Connection("client")
+    with pytest.raises(LocalProtocolError):
+        client.send({"type": "games", "id": 1})
+    assert client.state is State.START
+
+
+def test_client_may_pipeline_requests_after_hello() -> None:
+    client, server = Connection("client"), Connection("server")
+    data = client.send(HELLO) + client.send({"type": "games", "id": 1})
+    server.receive_data(data)
+    assert server.next_message() == HELLO
+    assert server.next_message() == {"type": "games", "id": 1}
+    client.receive_data(server.send(WELCOME))
+    assert client.next_message() == WELCOME
+
+
+def test_handshake_error_closes_the_client() -> None:
+    client, server = Connection("client"), Connection("server")
+    server.receive_data(client.send(HELLO))
+    server.next_message()
+    err = ProtocolError("bad_token", "unknown token")
+    client.receive_data(server.send(err.to_message()))
+    assert server.state is State.MUST_CLOSE
+    assert client.next_message() == {
+        "type": "error",
+        "code": "bad_token",
+        "message": "unknown token",
+    }
+    assert client.state is State.MUST_CLOSE
+    assert client.next_message() is CLOSED
+
+
+def test_non_fatal_error_keeps_the_connection() -> None:
+    client, server = handshake()
+    client.receive_data(
+        server.send({"type": "error", "id": 3, "code": "stale", "message": "seq 4"})
+    )
+    assert client.next_message()["code"] == "stale"
+    assert client.state is State.OPEN
+    client.receive_data(server.send({"type": "bye", "reason": "server_shutdown", "message": ""}))
+    assert client.next_message()["type"] == "bye"
+    assert client.next_message() is CLOSED
+
+
+def test_bad_message_is_reported_and_the_connection_survives() -> None:
+    client, server = handshake()
+    server.receive_data(encode_frame(pack({"type": "join", "id": 9, "match": 5})))
+    with pytest.raises(ProtocolError) as info:
+        server.next_message()
+    err = info.value
+    assert (err.code, err.field, err.fatal, err.id) == ("bad_message", "match", False, 9)
+    assert err.to_message() == {
+        "type": "error",
+        "id": 9,
+        "code": "bad_message",
+        "message": err.message,
+        "field": "match",
+    }
+    server.receive_data(client.send({"type": "ping", "id": 1}))
+    assert server.next_message() == {"type": "ping", "id": 1}
+
+
+def test_client_skips_unknown_pushes() -> None:
+    client, _server = handshake()
+    client.receive_data(encode_frame(pack({"type": "fireworks", "n": 3})))
+    client.receive_data(encode_frame(pack({"type": "pong", "id": 7, "extra": [1]})))
+    assert drain(client) == [{"type": "pong", "id": 7, "extra": [1]}, NEED_DATA]
+
+
+def test_peer_close_delivers_buffered_messages_first() -> None:
+    client, server = handshake()
+    server.receive_data(client.send({"type": "ping", "id": 1}) + b"\x00\x00")
+    server.receive_data(b"")
+    assert drain(server) == [{"type": "ping", "id": 1}, CLOSED]
+    assert server.state is State.CLOSED
