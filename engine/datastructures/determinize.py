@@ -1,0 +1,107 @@
+"""Build a full state consistent with what one seat can see (for search bots).
+
+A Monte Carlo bot knows only its view. :func:`determinize` fills in the hidden
+part — the opponent's hand, the deck order and the faces of the face-down
+``recycle`` pile — by dealing the cards that seat cannot see, uniformly at
+random, and copies every public fact, so that ``determinize(v, s, rng).view(s)
+== v``. The result is an ordinary state: clone it, apply intents, play it out.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from engine.core import Outcome, View
+from engine.datastructures.deck import N_CARDS, copies
+from engine.datastructures.state import DISCARD, OVER, PLAY, DSState
+
+
+class _Pool:
+    """The 104 physical cards; hands out one unused copy of a face at a time."""
+
+    def __init__(self) -> None:
+        self.used = [False] * N_CARDS
+
+    def take(self, text: str) -> int:
+        for card in copies(text):
+            if not self.used[card]:
+                self.used[card] = True
+                return card
+        raise ValueError(f"the view shows {text!r} more than twice")
+
+    def take_all(self, texts: list[str]) -> list[int]:
+        return [self.take(t) for t in texts]
+
+    def unseen(self) -> list[int]:
+        return [c for c in range(N_CARDS) if not self.used[c]]
+
+
+def determinize(view: View, seat: int, rng: random.Random) -> DSState:
+    """A full state that ``seat``'s ``view`` could come from, hidden cards sampled.
+
+    Visible cards (own hand, queue, stacks, arrays, discard) are placed as shown;
+    the rest are shuffled with ``rng`` and dealt to the opponent's hand (as many
+    as its count), the face-down recycle pile, and the deck. Turn, phase, flags,
+    the cap and the result are copied. The new state's own generator is seeded
+    from ``rng``, so two calls with equally seeded ``rng`` give equal states.
+
+    Args:
+        view: ``state.view(seat)`` of a Data Structures state (any phase).
+        seat: the seat whose view it is (0 or 1), not a spectator.
+        rng: the caller's generator; the only randomness used.
+
+    Raises:
+        ValueError: the view is a spectator's or another seat's, shows a card more
+            than twice, or its counts do not add up to 104 cards.
+    """
+    from engine.registry import get_game
+
+    if view.get("game") != "datastructures" or view.get("seat") != seat or seat not in (0, 1):
+        raise ValueError(f"not seat {seat!r}'s datastructures view")
+    pool = _Pool()
+    hands: list[list[int]] = [[], []]
+    hands[seat] = pool.take_all(view["hand"])
+    queue = pool.take_all(view["queue"])
+    discard = pool.take_all(view["discard"])
+    stacks = [pool.take_all(view["players"][s]["stack"]) for s in (0, 1)]
+    arrays = [[pool.take_all(a["cards"]) for a in view["players"][s]["arrays"]] for s in (0, 1)]
+    closed = [[bool(a["closed"]) for a in view["players"][s]["arrays"]] for s in (0, 1)]
+    hidden = pool.unseen()
+    n_opp = view["hand_counts"][1 - seat]
+    n_recycle, n_deck = view["recycle"], view["deck"]
+    if len(hidden) != n_opp + n_recycle + n_deck:
+        raise ValueError(f"{len(hidden)} unseen cards, but the view counts "
+                         f"{n_opp} + {n_recycle} + {n_deck}")
+    rng.shuffle(hidden)
+    hands[1 - seat] = hidden[:n_opp]
+    recycle = hidden[n_opp:n_opp + n_recycle]
+    deck = hidden[n_opp + n_recycle:]
+
+    game = get_game("datastructures")
+    seed = rng.getrandbits(256)
+    state = DSState.__new__(DSState)
+    state.game = game
+    state.seed = seed
+    state.options = game.normalize_options({"cap": view["cap"]})
+    state.cap = view["cap"]
+    state._rng = random.Random(seed)
+    state._rng_shared = False
+    state.deck, state.discard, state.recycle, state.queue = deck, discard, recycle, queue
+    state.stacks, state.hands, state.arrays, state.closed = stacks, hands, arrays, closed
+    result: dict[str, Any] | None = view["result"]
+    phase = view["phase"]
+    if phase not in (PLAY, DISCARD, OVER):
+        raise ValueError(f"unknown phase {phase!r}")
+    state.phase = phase
+    state.current = view["to_move"] if view["to_move"] is not None else seat
+    state.turn = view["turn"]
+    state.played = view["played"]
+    state.mulliganed = view["mulliganed"]
+    state.stacked = view["stacked"]
+    state.idle_turns = view["idle_turns"]
+    reveal = view["last_mulligan"]
+    state.last_mulligan = None if reveal is None else {
+        k: (list(v) if isinstance(v, list) else v) for k, v in reveal.items()}
+    state.result = None if result is None else Outcome(result["winner"], result["reason"])
+    return state

@@ -1,0 +1,598 @@
+"""One play-through of Data Structures: setup, legal intents, and their effects.
+
+The rules are the seed text (``shared/seeds/data-structures-card-game.txt``) as
+decided by rulings D1..D13 and R0.1..R0.4; docs/rules.md explains every one and
+names its test. Cards are physical ids (:mod:`engine.datastructures.deck`);
+they become wire strings only in events and in the projection
+(:mod:`engine.datastructures.view`), which is the only way out of this state.
+
+Piles, all lists of physical ids:
+
+- ``deck``: top is the *end* of the list; secret order (D10).
+- ``discard``: public, bottom first.
+- ``recycle``: the face-down cards of arrays closed this turn, waiting for
+  phase 3 (D4, D8). It is non-empty exactly when an array closed this turn.
+- ``queue``: head first, at most 5 cards.
+- ``stacks[s]``: bottom first, top last.
+- ``hands[s]``: in the order the cards were drawn; intents name an index.
+- ``arrays[s][a]``: the cards of array ``a`` in play order; ``closed[s][a]``
+  marks a closed slot (D4), whose list stays empty.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from engine.core import (
+    Event,
+    Game,
+    GameOver,
+    IllegalIntent,
+    Intent,
+    NotYourTurn,
+    Outcome,
+    State,
+    View,
+)
+from engine.datastructures.deck import ACE, N_CARDS, N_VALUES, NAME, VALUE, VALUE_NAME, names
+from engine.datastructures.view import build_view, filter_events
+
+#: Cards in a full hand and a full queue (seed; D5, D8, D9).
+HAND_SIZE = 5
+QUEUE_SIZE = 5
+#: Arrays per player and cards in a complete array (D2).
+N_ARRAYS = 3
+ARRAY_LEN = N_VALUES
+#: Consecutive idle turns (with deck and discard empty) that end a stuck game (D13).
+STUCK_TURNS = 20
+
+PLAY = "play"
+DISCARD = "discard"
+OVER = "over"
+
+# Array needs in _plays: never equal to a card's VALUE (ACE is -1).
+_EMPTY = -3
+_CLOSED = -2
+
+_END_PHASE: Intent = {"type": "end_phase"}
+_END_TURN: Intent = {"type": "end_turn"}
+
+
+def _index(value: Any, size: int) -> int | None:
+    """``value`` if it is a (non-bool) int in ``range(size)``, else None."""
+    if type(value) is int and 0 <= value < size:
+        return value
+    return None
+
+
+class DSState(State):
+    """A Data Structures match. Mutable; touched by one owner at a time."""
+
+    # Built by :func:`new_state`, :meth:`clone` and :func:`determinize`, not by __init__.
+    game: Game
+    seed: int
+    options: dict[str, Any]
+    cap: int
+    deck: list[int]
+    discard: list[int]
+    recycle: list[int]
+    queue: list[int]
+    stacks: list[list[int]]
+    hands: list[list[int]]
+    arrays: list[list[list[int]]]
+    closed: list[list[bool]]
+    current: int
+    phase: str
+    turn: int
+    played: bool
+    mulliganed: bool
+    stacked: bool
+    idle_turns: int
+    last_mulligan: dict[str, Any] | None
+    result: Outcome | None
+    _rng: random.Random
+    _rng_shared: bool
+
+    # ------------------------------------------------------------------ setup
+
+    @classmethod
+    def setup(cls, game: Game, seed: int, options: dict[str, Any]) -> DSState:
+        """Shuffle the 104 cards, deal (seed "Setup") and pick the first player (D11).
+
+        Deal order, from the top of the shuffled deck: 5 queue cards, one stack
+        card for seat 0 then seat 1, five hand cards for seat 0 then seat 1.
+        Then ``randrange(2)`` of the match generator picks who starts.
+        """
+        self = cls.__new__(cls)
+        self.game = game
+        self.seed = seed
+        self.options = options
+        self.cap = options["cap"]
+        self._rng = random.Random(seed)
+        self._rng_shared = False
+        self.deck = list(range(N_CARDS))
+        self._rng.shuffle(self.deck)
+        deck = self.deck
+        self.queue = [deck.pop() for _ in range(QUEUE_SIZE)]
+        self.stacks = [[deck.pop()], [deck.pop()]]
+        self.hands = [[deck.pop() for _ in range(HAND_SIZE)] for _ in range(2)]
+        self.discard = []
+        self.recycle = []
+        self.arrays = [[[] for _ in range(N_ARRAYS)] for _ in range(2)]
+        self.closed = [[False] * N_ARRAYS for _ in range(2)]
+        self.current = self._rng.randrange(2)
+        self.phase = PLAY
+        self.turn = 1
+        self.played = False
+        self.mulliganed = False
+        self.stacked = False
+        self.idle_turns = 0
+        self.last_mulligan = None
+        self.result = None
+        return self
+
+    # ------------------------------------------------------------ generator
+
+    def _rng_own(self) -> random.Random:
+        """The match generator, copied first if a clone still shares it."""
+        if self._rng_shared:
+            rng = random.Random.__new__(random.Random)
+            rng.setstate(self._rng.getstate())
+            self._rng = rng
+            self._rng_shared = False
+        return self._rng
+
+    def clone(self) -> DSState:
+        """An independent copy. The generator is shared copy-on-write, so a clone
+        costs a few list copies until one side shuffles."""
+        other = DSState.__new__(DSState)
+        other.game = self.game
+        other.seed = self.seed
+        other.options = self.options
+        other.cap = self.cap
+        self._rng_shared = True
+        other._rng = self._rng
+        other._rng_shared = True
+        other.deck = self.deck[:]
+        other.discard = self.discard[:]
+        other.recycle = self.recycle[:]
+        other.queue = self.queue[:]
+        s0, s1 = self.stacks
+        other.stacks = [s0[:], s1[:]]
+        h0, h1 = self.hands
+        other.hands = [h0[:], h1[:]]
+        other.arrays = [[a[:] for a in side] for side in self.arrays]
+        other.closed = [side[:] for side in self.closed]
+        other.current = self.current
+        other.phase = self.phase
+        other.turn = self.turn
+        other.played = self.played
+        other.mulliganed = self.mulliganed
+        other.stacked = self.stacked
+        other.idle_turns = self.idle_turns
+        other.last_mulligan = self.last_mulligan  # never mutated, only replaced
+        other.result = self.result
+        return other
+
+    def digest(self) -> str:
+        """SHA-256 hex of every pile, every flag, the options and the generator state."""
+        parts = (
+            self.seed, sorted(self.options.items()), self.deck, self.discard, self.recycle,
+            self.queue, self.stacks, self.hands, self.arrays, self.closed, self.current,
+            self.phase, self.turn, self.played, self.mulliganed, self.stacked,
+            self.idle_turns, self.last_mulligan,
+            None if self.result is None else self.result.to_dict(),
+            self._rng.getstate(),
+        )
+        return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+    # ------------------------------------------------------------ queries
+
+    def to_move(self) -> tuple[int, ...]:
+        """``(current,)`` while the game runs (one seat always has a legal intent), else ``()``."""
+        return () if self.result is not None else (self.current,)
+
+    def outcome(self) -> Outcome | None:
+        """The result once the game has ended, else None."""
+        return self.result
+
+    def needs(self, seat: int) -> list[int | None]:
+        """The array value each of ``seat``'s arrays needs next (0..11), or None for
+        an empty array (any value, from the hand only: D3) or a closed one."""
+        out: list[int | None] = []
+        for arr in self.arrays[seat]:
+            out.append((VALUE[arr[-1]] + 1) % N_VALUES if arr else None)
+        return out
+
+    def stack_owed(self) -> bool:
+        """True in phase 2 while the mandatory stack card is still due (D7)."""
+        return self.phase == DISCARD and not self.stacked and bool(self.hands[self.current])
+
+    def _fits(self, seat: int, card: int, array: int, from_hand: bool) -> bool:
+        """Whether ``card`` may go on ``seat``'s array ``array`` now (D1, D2, D3, D4)."""
+        if self.closed[seat][array]:
+            return False
+        value = VALUE[card]
+        if value == ACE:
+            return False
+        arr = self.arrays[seat][array]
+        if not arr:
+            return from_hand
+        return (VALUE[arr[-1]] + 1) % N_VALUES == value
+
+    def _plays(self, seat: int) -> list[Intent]:
+        """Every phase-1 play for ``seat`` (hand, queue head, both stack tops)."""
+        out: list[Intent] = []
+        arrays = self.arrays[seat]
+        closed = self.closed[seat]
+        need: list[int] = []  # _EMPTY: any value from the hand; _CLOSED: nothing
+        for a in range(N_ARRAYS):
+            arr = arrays[a]
+            if closed[a]:
+                need.append(_CLOSED)
+            elif arr:
+                need.append((VALUE[arr[-1]] + 1) % N_VALUES)
+            else:
+                need.append(_EMPTY)
+        for i, card in enumerate(self.hands[seat]):
+            value = VALUE[card]
+            if value == ACE:
+                continue
+            for a in range(N_ARRAYS):
+                if need[a] == value or need[a] == _EMPTY:
+                    out.append({"type": "play", "src": "hand", "index": i, "array": a})
+        if self.queue:
+            value = VALUE[self.queue[0]]
+            for a in range(N_ARRAYS):
+                if need[a] == value:
+                    out.append({"type": "play", "src": "queue", "array": a})
+        for s in (0, 1):
+            stack = self.stacks[s]
+            if stack:
+                value = VALUE[stack[-1]]
+                for a in range(N_ARRAYS):
+                    if need[a] == value:
+                        out.append({"type": "play", "src": "stack", "stack": s, "array": a})
+        return out
+
+    def legal(self, seat: int) -> list[Intent]:
+        """Every intent :meth:`apply` accepts from ``seat`` now; ``[]`` when it is not
+        ``seat``'s move or the game is over. Fresh dicts on every call."""
+        if self.result is not None or seat != self.current:
+            return []
+        hand = self.hands[seat]
+        if self.phase == PLAY:
+            out = self._plays(seat)
+            if not out and not self.played and len(hand) >= 2:
+                out = [{"type": "mulligan", "keep": i} for i in range(len(hand))]
+            out.append(dict(_END_PHASE))
+            return out
+        if not self.stacked and hand:
+            return [{"type": "stack", "index": i} for i in range(len(hand))]
+        out = []
+        if hand and len(self.queue) < QUEUE_SIZE:
+            out = [{"type": "enqueue", "index": i} for i in range(len(hand))]
+        out.append(dict(_END_TURN))
+        return out
+
+    def default_intent(self, seat: int) -> Intent | None:
+        """Turn timeout: phase 1 ends the phase; phase 2 stacks hand card 0 while the
+        stack card is owed, else ends the turn. None if ``seat`` is not to move."""
+        if self.result is not None or seat != self.current:
+            return None
+        if self.phase == PLAY:
+            return dict(_END_PHASE)
+        if self.stack_owed():
+            return {"type": "stack", "index": 0}
+        return dict(_END_TURN)
+
+    # ------------------------------------------------------------ intents
+
+    def _check_seat(self, seat: Any) -> None:
+        if type(seat) is not int or seat not in (0, 1):
+            raise IllegalIntent(f"no seat {seat!r} in datastructures (seats are 0 and 1)")
+
+    def apply(self, seat: int, intent: Mapping[str, Any]) -> list[Event]:
+        """Apply one intent of ``seat``; returns the raw events (they may name hidden
+        cards: send only :meth:`project_events` of them).
+
+        Raises:
+            GameOver: the game has ended.
+            NotYourTurn: ``seat`` is not the seat to move.
+            IllegalIntent: anything not in :meth:`legal` (unknown type, missing or
+                extra fields, bad index, a card that does not fit, wrong phase); the
+                error's ``rule`` names the ruling.
+        """
+        self._check_seat(seat)
+        if self.result is not None:
+            raise GameOver(f"the game is over ({self.result.reason})", rule="D12")
+        if seat != self.current:
+            raise NotYourTurn(f"it is seat {self.current}'s turn, not seat {seat}'s")
+        if not isinstance(intent, Mapping):
+            raise IllegalIntent(f"an intent is a map, got {type(intent).__name__}")
+        kind = intent.get("type")
+        if self.phase == PLAY:
+            if kind == "play":
+                return self._apply_play(seat, intent)
+            if kind == "end_phase" and len(intent) == 1:
+                events: list[Event] = []
+                self._enter_discard(seat, events)
+                return events
+            if kind == "mulligan":
+                return self._apply_mulligan(seat, intent)
+            if kind in ("stack", "enqueue", "end_turn"):
+                raise IllegalIntent(f"{kind!r} belongs to phase 2; end phase 1 first", rule="D7")
+        else:
+            if kind == "stack":
+                return self._apply_stack(seat, intent)
+            if kind == "enqueue":
+                return self._apply_enqueue(seat, intent)
+            if kind == "end_turn" and len(intent) == 1:
+                if self.stack_owed():
+                    raise IllegalIntent("put one hand card on your stack first", rule="D7")
+                return self._end_turn(seat)
+            if kind in ("play", "mulligan", "end_phase"):
+                raise IllegalIntent(f"{kind!r} belongs to phase 1, which has ended", rule="D3")
+        raise IllegalIntent(f"not a datastructures intent: {dict(intent)!r}")
+
+    def _apply_play(self, seat: int, intent: Mapping[str, Any]) -> list[Event]:
+        src = intent.get("src")
+        array = _index(intent.get("array"), N_ARRAYS)
+        if array is None:
+            raise IllegalIntent(f"'array' must be 0, 1 or 2, got {intent.get('array')!r}",
+                                rule="D2")
+        event: Event = {"type": "play", "seat": seat, "src": src}
+        if src == "hand" and len(intent) == 4:
+            hand = self.hands[seat]
+            i = _index(intent.get("index"), len(hand))
+            if i is None:
+                raise IllegalIntent(f"no card at hand index {intent.get('index')!r}", rule="D3")
+            card = hand[i]
+            from_hand = True
+            event["index"] = i
+        elif src == "queue" and len(intent) == 3:
+            if not self.queue:
+                raise IllegalIntent("the queue is empty", rule="D3")
+            card = self.queue[0]
+            from_hand = False
+        elif src == "stack" and len(intent) == 4:
+            s = _index(intent.get("stack"), 2)
+            if s is None:
+                raise IllegalIntent(f"'stack' must be 0 or 1, got {intent.get('stack')!r}",
+                                    rule="D3")
+            if not self.stacks[s]:
+                raise IllegalIntent(f"stack {s} is empty", rule="D3")
+            card = self.stacks[s][-1]
+            from_hand = False
+            event["stack"] = s
+        else:
+            raise IllegalIntent(f"not a play intent: {dict(intent)!r}", rule="D3")
+        if not self._fits(seat, card, array, from_hand):
+            raise IllegalIntent(self._why_not(seat, card, array), rule=self._rule_not(seat, card,
+                                                                                       array))
+        # The move itself.
+        if from_hand:
+            self.hands[seat].pop(event["index"])
+        elif src == "queue":
+            self.queue.pop(0)
+        else:
+            self.stacks[event["stack"]].pop()
+        arr = self.arrays[seat][array]
+        arr.append(card)
+        self.played = True
+        event["card"] = NAME[card]
+        event["array"] = array
+        events: list[Event] = [event]
+        if len(arr) == ARRAY_LEN:
+            self._close(seat, array, events)
+            if self.result is not None:
+                return events
+        if from_hand and not self.hands[seat]:
+            self._draw_hand(seat, HAND_SIZE, events, "D5")
+        if src == "queue" and not self.queue:
+            self._fill_queue(events, "D5")
+        return events
+
+    def _why_not(self, seat: int, card: int, array: int) -> str:
+        if self.closed[seat][array]:
+            return f"array {array} is closed"
+        if VALUE[card] == ACE:
+            return f"{NAME[card]}: an ace never goes on an array"
+        arr = self.arrays[seat][array]
+        if not arr:
+            return f"array {array} is empty: start it from your hand"
+        want = (VALUE[arr[-1]] + 1) % N_VALUES
+        return f"{NAME[card]} does not fit array {array}: it needs a {VALUE_NAME[want]}"
+
+    def _rule_not(self, seat: int, card: int, array: int) -> str:
+        if self.closed[seat][array]:
+            return "D4"
+        if VALUE[card] == ACE:
+            return "D1"
+        return "D3" if not self.arrays[seat][array] else "D2"
+
+    def _close(self, seat: int, array: int, events: list[Event]) -> None:
+        """Close a complete array (D4): its cards go face down to ``recycle``."""
+        arr = self.arrays[seat][array]
+        self.recycle.extend(arr)
+        arr.clear()
+        self.closed[seat][array] = True
+        count = sum(self.closed[seat])
+        events.append({"type": "close", "seat": seat, "array": array, "closed": count})
+        if count == N_ARRAYS:
+            self._finish(Outcome(seat, "three_arrays"), events)
+
+    def _apply_mulligan(self, seat: int, intent: Mapping[str, Any]) -> list[Event]:
+        hand = self.hands[seat]
+        keep = _index(intent.get("keep"), len(hand))
+        if len(intent) != 2 or keep is None:
+            raise IllegalIntent(f"not a mulligan intent for a hand of {len(hand)}: "
+                                f"{dict(intent)!r}", rule="D6")
+        if self.played:
+            raise IllegalIntent("a mulligan comes before any play", rule="D6")
+        if len(hand) < 2:
+            raise IllegalIntent("a mulligan needs at least 2 cards in hand", rule="D6")
+        if self._plays(seat):
+            raise IllegalIntent("a mulligan needs a hand with no legal play", rule="D6")
+        shown = names(hand)
+        kept = hand[keep]
+        thrown = hand[:keep] + hand[keep + 1:]
+        self.discard.extend(thrown)
+        hand[:] = [kept]
+        self.mulliganed = True
+        self.last_mulligan = {"seat": seat, "turn": self.turn, "hand": list(shown),
+                              "keep": NAME[kept], "discarded": names(thrown)}
+        events: list[Event] = [{"type": "mulligan", "seat": seat, "hand": shown, "keep": keep,
+                                "card": NAME[kept], "discarded": names(thrown)}]
+        self._enter_discard(seat, events)
+        return events
+
+    def _enter_discard(self, seat: int, events: list[Event]) -> None:
+        """Phase 1 ends: phase 2 discards the queue head at once (D7)."""
+        self.phase = DISCARD
+        events.append({"type": "phase", "seat": seat, "phase": DISCARD})
+        if self.queue:
+            card = self.queue.pop(0)
+            self.discard.append(card)
+            events.append({"type": "discard", "seat": seat, "src": "queue", "card": NAME[card]})
+
+    def _apply_stack(self, seat: int, intent: Mapping[str, Any]) -> list[Event]:
+        hand = self.hands[seat]
+        if self.stacked:
+            raise IllegalIntent("one stack card per turn, and it is placed", rule="D7")
+        i = _index(intent.get("index"), len(hand))
+        if len(intent) != 2 or i is None:
+            raise IllegalIntent(f"no card at hand index {intent.get('index')!r}", rule="D7")
+        card = hand.pop(i)
+        self.stacks[seat].append(card)
+        self.stacked = True
+        return [{"type": "stack", "seat": seat, "index": i, "card": NAME[card]}]
+
+    def _apply_enqueue(self, seat: int, intent: Mapping[str, Any]) -> list[Event]:
+        hand = self.hands[seat]
+        if self.stack_owed():
+            raise IllegalIntent("put one hand card on your stack first", rule="D7")
+        if len(self.queue) >= QUEUE_SIZE:
+            raise IllegalIntent("the queue is full", rule="D7")
+        i = _index(intent.get("index"), len(hand))
+        if len(intent) != 2 or i is None:
+            raise IllegalIntent(f"no card at hand index {intent.get('index')!r}", rule="D7")
+        card = hand.pop(i)
+        self.queue.append(card)
+        return [{"type": "enqueue", "seat": seat, "index": i, "card": NAME[card]}]
+
+    def _end_turn(self, seat: int) -> list[Event]:
+        """End of phase 2, then phase 3 (D8), the D12/D13 checks and the next turn (D9)."""
+        events: list[Event] = [{"type": "end_turn", "seat": seat, "turn": self.turn}]
+        if self.recycle:
+            n_recycle, n_discard = len(self.recycle), len(self.discard)
+            self.deck.extend(self.recycle)
+            self.deck.extend(self.discard)
+            self.recycle.clear()
+            self.discard.clear()
+            self._rng_own().shuffle(self.deck)
+            events.append({"type": "recycle", "cards": n_recycle, "discard": n_discard,
+                           "deck": len(self.deck)})
+        self._fill_queue(events, "D8")
+        self._draw_hand(seat, HAND_SIZE - len(self.hands[seat]), events, "D8")
+        progress = self.played or self.mulliganed
+        if progress or self.deck or self.discard:
+            self.idle_turns = 0
+        else:
+            self.idle_turns += 1
+        self.turn += 1
+        if self.turn > self.cap:
+            self._finish(self._score("cap"), events)
+            return events
+        if self.idle_turns >= STUCK_TURNS:
+            self._finish(self._score("stuck"), events)
+            return events
+        nxt = 1 - seat
+        self.current = nxt
+        self.phase = PLAY
+        self.played = self.mulliganed = self.stacked = False
+        events.append({"type": "turn", "seat": nxt, "turn": self.turn})
+        self._draw_hand(nxt, HAND_SIZE - len(self.hands[nxt]), events, "D9")
+        return events
+
+    # ------------------------------------------------------------ drawing
+
+    def _draw(self, n: int, events: list[Event]) -> list[int]:
+        """Take up to ``n`` cards off the deck; an empty deck takes the discard pile
+        in first (shuffled); with both empty, fewer cards come (D9)."""
+        out: list[int] = []
+        deck = self.deck
+        while len(out) < n:
+            if not deck:
+                if not self.discard:
+                    break
+                deck.extend(self.discard)
+                self.discard.clear()
+                self._rng_own().shuffle(deck)
+                events.append({"type": "reshuffle", "deck": len(deck)})
+            out.append(deck.pop())
+        return out
+
+    def _draw_hand(self, seat: int, n: int, events: list[Event], rule: str) -> None:
+        if n <= 0:
+            return
+        drawn = self._draw(n, events)
+        if drawn:
+            self.hands[seat].extend(drawn)
+            events.append({"type": "draw", "seat": seat, "count": len(drawn),
+                           "cards": names(drawn), "rule": rule})
+
+    def _fill_queue(self, events: list[Event], rule: str) -> None:
+        drawn = self._draw(QUEUE_SIZE - len(self.queue), events)
+        if drawn:
+            self.queue.extend(drawn)
+            events.append({"type": "queue", "cards": names(drawn), "rule": rule})
+
+    # ------------------------------------------------------------ ending
+
+    def _score(self, reason: str) -> Outcome:
+        """D12: more closed arrays wins, then more cards in open arrays, else a draw."""
+        key = [(sum(self.closed[s]), sum(len(a) for a in self.arrays[s])) for s in (0, 1)]
+        if key[0] == key[1]:
+            return Outcome(None, reason)
+        return Outcome(0 if key[0] > key[1] else 1, reason)
+
+    def _finish(self, outcome: Outcome, events: list[Event]) -> None:
+        self.result = outcome
+        self.phase = OVER
+        events.append({"type": "game_over", **outcome.to_dict()})
+
+    def resign(self, seat: int) -> list[Event]:
+        """R0.4: ``seat`` resigns at any moment; the other seat wins.
+
+        Raises:
+            IllegalIntent: not a seat. GameOver: the game has already ended.
+        """
+        return self.forfeit(seat, "resign")
+
+    def forfeit(self, seat: int, reason: str) -> list[Event]:
+        """``seat`` loses at once for ``reason`` (e.g. ``"timeout"``, ``"abandoned"``).
+
+        Raises:
+            IllegalIntent: not a seat. GameOver: the game has already ended.
+        """
+        self._check_seat(seat)
+        if self.result is not None:
+            raise GameOver(f"the game is over ({self.result.reason})")
+        events: list[Event] = [{"type": "resign" if reason == "resign" else "forfeit",
+                                "seat": seat, "reason": reason}]
+        self._finish(Outcome(1 - seat, reason), events)
+        return events
+
+    # ------------------------------------------------------------ projection
+
+    def view(self, seat: int | None) -> View:
+        """What ``seat`` (None: spectator) may see; see :mod:`engine.datastructures.view`."""
+        return build_view(self, seat)
+
+    def project_events(self, events: list[Event], seat: int | None) -> list[Event]:
+        """The events as ``seat`` (None: spectator) may see them (same projection)."""
+        return filter_events(events, seat)
