@@ -147,3 +147,64 @@ def test_peer_close_delivers_buffered_messages_first() -> None:
     server.receive_data(b"")
     assert drain(server) == [{"type": "ping", "id": 1}, CLOSED]
     assert server.state is State.CLOSED
+
+
+def test_unknown_type_and_second_hello_are_not_fatal_once_open() -> None:
+    client, server = handshake()
+    server.receive_data(encode_frame(pack({"type": "teleport", "id": 5})))
+    server.receive_data(encode_frame(pack(HELLO)))
+    server.receive_data(client.send({"type": "games", "id": 6}))
+    codes = []
+    for _ in range(2):
+        with pytest.raises(ProtocolError) as info:
+            server.next_message()
+        codes.append((info.value.code, info.value.fatal))
+    assert codes == [("unknown_type", False), ("bad_message", False)]
+    assert server.next_message() == {"type": "games", "id": 6}
+
+
+def test_a_bad_hello_is_fatal() -> None:
+    server = Connection("server")
+    server.receive_data(encode_frame(pack({**HELLO, "protocol": "1"})))
+    with pytest.raises(ProtocolError) as info:
+        server.next_message()
+    assert (info.value.code, info.value.field, info.value.fatal) == (
+        "bad_message",
+        "protocol",
+        True,
+    )
+    assert server.state is State.MUST_CLOSE
+
+
+def test_client_refuses_anything_but_welcome_during_the_handshake() -> None:
+    client = Connection("client")
+    client.send(HELLO)
+    client.receive_data(encode_frame(pack({"type": "ping", "id": 1})))
+    with pytest.raises(ProtocolError) as info:
+        client.next_message()
+    assert info.value.fatal and client.state is State.MUST_CLOSE
+
+
+def test_send_validates_and_respects_the_peer_limit() -> None:
+    client, server = handshake()
+    with pytest.raises(LocalProtocolError) as info:
+        client.send({"type": "join", "id": 1})
+    assert info.value.field == "match"
+    with pytest.raises(LocalProtocolError):
+        server.send(HELLO)  # wrong direction: unknown_type
+    with pytest.raises(LocalProtocolError):
+        server.send(WELCOME)  # welcome only once
+    client.peer_max_frame = 50
+    with pytest.raises(LocalProtocolError) as info:
+        client.send({"type": "chat", "id": 1, "match": "m", "text": "x" * 60})
+    assert info.value.code == "frame_too_large"
+    assert client.state is State.OPEN
+
+
+def test_documented_hello_frame_bytes() -> None:
+    """docs/protocol.md shows these bytes; keep them true."""
+    data = Connection("client").send(HELLO)
+    assert data.hex(" ") == (
+        "00 00 00 33 84 a4 74 79 70 65 a5 68 65 6c 6c 6f a8 70 72 6f 74 6f 63 6f 6c 91 01 a4 6e 61 "
+        "6d 65 a5 61 6c 69 63 65 a6 63 6c 69 65 6e 74 a9 6d 79 62 6f 74 2f 30 2e 31"
+    )

@@ -1,0 +1,75 @@
+"""Codec: one msgpack map per body; everything else is a documented ProtocolError."""
+
+from __future__ import annotations
+
+import msgpack
+import pytest
+
+from protocol.codec import CLIENT_LIMITS, SERVER_LIMITS, Limits, pack, unpack
+from protocol.errors import LocalProtocolError, ProtocolError
+
+
+def code_of(body: bytes, limits: Limits = SERVER_LIMITS) -> tuple[str, bool]:
+    with pytest.raises(ProtocolError) as info:
+        unpack(body, limits)
+    return info.value.code, info.value.fatal
+
+
+def test_round_trip() -> None:
+    msg = {"type": "intent", "id": 3, "intent": {"a": [1, 2.5, None, True, "x"]}}
+    assert unpack(pack(msg)) == msg
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",  # nothing
+        b"\xc1",  # never-used byte
+        b"\x82\xa4type",  # truncated map
+        msgpack.packb({"type": "ping"}) + b"\x00",  # trailing bytes
+        msgpack.packb({"type": "ping"}) * 2,  # two messages in one frame
+        msgpack.packb({"type": "x", "e": msgpack.ExtType(5, b"abc")}),  # ext type
+        msgpack.packb({"type": "x", "s": "a" * 20_000}),  # string over max_str_len
+        msgpack.packb({"type": "x", "b": b"a" * 2000}),  # binary over max_bin_len
+        msgpack.packb({"type": "x", "l": [0] * 5000}),  # array over max_array_len
+        msgpack.packb({"type": "x", **{str(i): i for i in range(1100)}}),  # map over max_map_len
+        msgpack.packb({"type": "x", "d": [[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]}),  # too deep
+        b"\x81\x91\x01\x01",  # an array as a map key (unhashable)
+    ],
+)
+def test_undecodable_bodies_are_bad_frame(body: bytes) -> None:
+    assert code_of(body) == ("bad_frame", True)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [[1, 2], "hello", 5, None, {"id": 1}, {"type": 7}, {"type": None}, {1: "x", "type": "ping"}],
+)
+def test_valid_msgpack_that_is_not_a_message_is_bad_message(value: object) -> None:
+    assert code_of(msgpack.packb(value)) == ("bad_message", False)
+
+
+def test_non_string_key_deep_inside_is_bad_message() -> None:
+    assert code_of(msgpack.packb({"type": "x", "m": {"a": {2: 1}}})) == ("bad_message", False)
+
+
+def test_client_limits_are_looser() -> None:
+    body = msgpack.packb({"type": "ok", "l": list(range(5000))})
+    assert code_of(body) == ("bad_frame", True)
+    assert len(unpack(body, CLIENT_LIMITS)["l"]) == 5000
+
+
+def test_binary_decodes_as_bytes_and_strings_as_str() -> None:
+    assert unpack(msgpack.packb({"type": "x", "b": b"\x00", "s": "é"})) == {
+        "type": "x",
+        "b": b"\x00",
+        "s": "é",
+    }
+
+
+def test_pack_refuses_unencodable_values() -> None:
+    with pytest.raises(LocalProtocolError) as info:
+        pack({"type": "x", "v": object()})
+    assert info.value.code == "bad_message"
+    with pytest.raises(LocalProtocolError):
+        pack({"type": "x", "v": 2**70})

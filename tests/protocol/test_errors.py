@@ -1,0 +1,75 @@
+"""Error codes: the list, fatality, and the error message built from an exception."""
+
+from __future__ import annotations
+
+import pytest
+
+from protocol.errors import CODES, LocalProtocolError, ProtocolError, is_fatal
+from protocol.versions import negotiate
+
+CORE = """bad_frame frame_too_large bad_message unknown_type unsupported_version bad_token
+no_such_game bad_option not_in_match no_such_match seat_taken not_your_turn illegal_intent
+stale rate_limited""".split()
+CATALOGUE = """handshake_required handshake_timeout too_many_connections match_finished
+not_seated already_seated not_supported heartbeat_timeout slow_consumer server_shutdown
+internal_error""".split()
+
+
+def test_every_agreed_code_is_listed() -> None:
+    assert set(CORE) | set(CATALOGUE) <= set(CODES)
+    for code, info in CODES.items():
+        assert code.isidentifier() and code == code.lower()
+        assert info.meaning
+
+
+def test_only_stream_and_session_failures_are_fatal() -> None:
+    fatal = {c for c, info in CODES.items() if info.fatal}
+    assert fatal == {
+        "bad_frame",
+        "frame_too_large",
+        "handshake_required",
+        "handshake_timeout",
+        "unsupported_version",
+        "bad_token",
+        "too_many_connections",
+        "heartbeat_timeout",
+        "slow_consumer",
+        "server_shutdown",
+    }
+    assert is_fatal("bad_frame") and not is_fatal("stale") and not is_fatal("no_such_code")
+
+
+def test_to_message() -> None:
+    err = ProtocolError("illegal_intent", "not legal now", "intent", match="m1", id=3)
+    assert err.to_message() == {
+        "type": "error",
+        "id": 3,
+        "code": "illegal_intent",
+        "message": "not legal now",
+        "field": "intent",
+        "match": "m1",
+    }
+    assert err.to_message(id=9)["id"] == 9
+    assert ProtocolError("stale", "old").to_message() == {
+        "type": "error",
+        "code": "stale",
+        "message": "old",
+    }
+    assert "illegal_intent" in str(err) and "intent" in repr(err)
+
+
+def test_fatal_can_be_overridden_and_unknown_codes_are_refused() -> None:
+    assert ProtocolError("bad_message", "x", fatal=True).fatal
+    assert isinstance(LocalProtocolError("bad_message", "x"), ProtocolError)
+    with pytest.raises(ValueError):
+        ProtocolError("oops", "x")
+
+
+def test_negotiate() -> None:
+    assert negotiate([1]) == 1
+    assert negotiate([3, 2, 1], server_versions=(1, 2)) == 2
+    with pytest.raises(ProtocolError) as info:
+        negotiate([7, 8])
+    err = info.value
+    assert (err.code, err.fatal, err.versions) == ("unsupported_version", True, [1])
+    assert err.to_message()["versions"] == [1]

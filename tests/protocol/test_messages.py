@@ -1,0 +1,142 @@
+"""Message schemas: precise bad_message errors naming the field, unknown types, extras."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from protocol.errors import ProtocolError
+from protocol.messages import SCHEMAS, TO_CLIENT, TO_SERVER, describe, validate
+from tests.protocol.helpers import TO_CLIENT_EXAMPLES, TO_SERVER_EXAMPLES
+
+
+def test_examples_cover_every_schema() -> None:
+    assert set(TO_SERVER_EXAMPLES) == set(SCHEMAS[TO_SERVER])
+    assert set(TO_CLIENT_EXAMPLES) == set(SCHEMAS[TO_CLIENT])
+
+
+def refused(msg: dict[str, Any], direction: str = TO_SERVER) -> ProtocolError:
+    with pytest.raises(ProtocolError) as info:
+        validate(msg, direction)
+    return info.value
+
+
+def with_(mtype: str, direction: str = TO_SERVER, **changes: Any) -> dict[str, Any]:
+    examples = TO_SERVER_EXAMPLES if direction == TO_SERVER else TO_CLIENT_EXAMPLES
+    msg = copy.deepcopy(examples[mtype])
+    for key, value in changes.items():
+        if value is ...:
+            del msg[key]
+        else:
+            msg[key] = value
+    return msg
+
+
+@pytest.mark.parametrize(
+    ("mtype", "changes", "field"),
+    [
+        ("hello", {"protocol": ...}, "protocol"),
+        ("hello", {"protocol": []}, "protocol"),
+        ("hello", {"protocol": ["1"]}, "protocol[0]"),
+        ("hello", {"name": ""}, "name"),
+        ("hello", {"name": "x" * 33}, "name"),
+        ("hello", {"name": "bad\nname"}, "name"),
+        ("hello", {"client": "c" * 65}, "client"),
+        ("hello", {"resume": 5}, "resume"),
+        ("ping", {"id": ...}, "id"),
+        ("ping", {"id": -1}, "id"),
+        ("ping", {"id": True}, "id"),
+        ("matches", {"status": "paused"}, "status"),
+        ("create", {"game": ...}, "game"),
+        ("create", {"seat": 2}, "seat"),
+        ("create", {"turn_timer": -1}, "turn_timer"),
+        ("create", {"abandon": "pray"}, "abandon"),
+        ("create", {"options": {"deep": {"x": 1}}}, "options.deep"),
+        ("create", {"options": [1]}, "options"),
+        ("join", {"match": 5}, "match"),
+        ("join", {"match": ""}, "match"),
+        ("intent", {"seq": "17"}, "seq"),
+        ("intent", {"intent": ...}, "intent"),
+        ("intent", {"intent": [{"type": "flip"}]}, "intent"),
+        ("intent", {"intent": {"a": {"b": {"c": {"d": {}}}}}}, "intent.a.b.c.d"),
+        ("intent", {"intent": {"k": b"\x00"}}, "intent.k"),
+        ("intent", {"intent": {"f": float("nan")}}, "intent.f"),
+        ("intent", {"intent": {str(i): i for i in range(65)}}, "intent"),
+        ("auto_flip", {"on": 1}, "on"),
+        ("chat", {"text": ""}, "text"),
+        ("chat", {"text": "x" * 201}, "text"),
+        ("chat", {"text": "bell\x07"}, "text"),
+    ],
+)
+def test_bad_client_fields_are_named(mtype: str, changes: dict[str, Any], field: str) -> None:
+    err = refused(with_(mtype, **changes))
+    assert (err.code, err.field, err.fatal) == ("bad_message", field, False)
+    assert field in err.message
+
+
+@pytest.mark.parametrize(
+    ("mtype", "changes", "field"),
+    [
+        ("welcome", {"limits": {"max_frame": 65536}}, "limits.rate"),
+        ("welcome", {"resumed": "no"}, "resumed"),
+        ("snapshot", {"seat": 2}, "seat"),
+        ("snapshot", {"status": "paused"}, "status"),
+        ("snapshot", {"legal": [{"type": "flip"}, "flip"]}, "legal[1]"),
+        ("snapshot", {"players": [{"seat": 0}]}, "players[0].name"),
+        ("snapshot", {"result": {"winner": 3, "reason": "x"}}, "result.winner"),
+        ("snapshot", {"deadline": -1.0}, "deadline"),
+        ("ok", {"matches": [{"match": "m"}]}, "matches[0].game"),
+        ("error", {"code": ...}, "code"),
+        ("presence", {"connected": None}, "connected"),
+        ("bye", {"reason": ""}, "reason"),
+    ],
+)
+def test_bad_server_fields_are_named(mtype: str, changes: dict[str, Any], field: str) -> None:
+    err = refused(with_(mtype, TO_CLIENT, **changes), TO_CLIENT)
+    assert (err.code, err.field) == ("bad_message", field)
+
+
+def test_unknown_type_echoes_the_id() -> None:
+    err = refused({"type": "teleport", "id": 44})
+    assert (err.code, err.field, err.id, err.fatal) == ("unknown_type", "type", 44, False)
+    assert err.to_message()["id"] == 44
+
+
+def test_direction_matters() -> None:
+    refused(TO_CLIENT_EXAMPLES["welcome"], TO_SERVER)
+    refused(TO_SERVER_EXAMPLES["hello"], TO_CLIENT)
+    # chat exists both ways with different fields
+    assert refused({"type": "chat", "match": "m", "text": "hi"}, TO_CLIENT).field == "seat"
+    assert (
+        refused({"type": "chat", "seat": 0, "name": "n", "text": "hi"}, TO_SERVER).field == "match"
+    )
+
+
+def test_extra_fields_are_ignored_and_kept() -> None:
+    msg = with_("join", v2_field={"anything": [1, 2]})
+    assert validate(msg, TO_SERVER) is msg
+
+
+def test_optional_fields_may_be_absent() -> None:
+    assert validate({"type": "games"}, TO_SERVER) == {"type": "games"}
+    assert validate({"type": "create", "game": "war"}, TO_SERVER)
+    snap = with_("snapshot", TO_CLIENT, result=..., reveal=..., seat=None, deadline=None)
+    assert validate(snap, TO_CLIENT) is snap
+
+
+def test_not_a_map_and_no_type() -> None:
+    assert refused([1]).code == "bad_message"  # type: ignore[arg-type]
+    assert refused({"id": 3}).id == 3
+
+
+def test_bad_direction_is_a_caller_bug() -> None:
+    with pytest.raises(ValueError):
+        validate({"type": "ping", "id": 1}, "sideways")
+
+
+def test_describe_lists_fields() -> None:
+    rows = describe(TO_SERVER, "hello")
+    assert ("resume", False, "str 1..256") in rows
+    assert rows[0][0] == "protocol" and rows[0][1] is True
