@@ -1,0 +1,121 @@
+"""Card glyphs: pure string functions, no terminal needed.
+
+A card on the wire is a string: rank ``2``..``10``, ``J``, ``Q``, ``K``, ``A``,
+then suit ``C``, ``D``, ``H``, ``S`` (``"10H"``, ``"QS"``); a face-down card is
+the string ``"back"``. This module turns those strings into short, fixed-width
+glyphs plus a prompt_toolkit style class, so a screen can colour hearts and
+diamonds red and clubs and spades black, or print plain text when colour is off.
+
+Every function here returns a ``(style, text)`` fragment or a plain ``str``;
+none of them touches the terminal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
+SUITS = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
+RED_SUITS = frozenset("DH")
+BACK = "back"
+#: Cells every card glyph takes: the widest, ``[10♥]``, plus one space.
+GLYPH_WIDTH = 6
+
+Fragment = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """A parsed face-up card."""
+
+    rank: str
+    suit: str
+
+    @property
+    def red(self) -> bool:
+        """True for hearts and diamonds."""
+        return self.suit in RED_SUITS
+
+
+def parse_card(text: str) -> Card:
+    """Parse a wire card string such as ``"10H"`` or ``"qs"``.
+
+    Raises:
+        ValueError: ``text`` is not a card (``"back"`` is not a card either).
+    """
+    if not isinstance(text, str) or len(text) < 2:
+        raise ValueError(f"not a card: {text!r}")
+    rank, suit = text[:-1].upper(), text[-1].upper()
+    if rank not in RANKS or suit not in SUITS:
+        raise ValueError(f"not a card: {text!r}")
+    return Card(rank, suit)
+
+
+def card_label(text: str, *, color: bool = True) -> str:
+    """The card's short label without brackets: ``"10♥"`` (``"10H"`` when colour is off).
+
+    A face-down card (``"back"``) is ``"##"``; anything unparseable is shown as ``"??"``
+    rather than raising, so a surprising value never crashes a screen.
+    """
+    if text == BACK:
+        return "\u2592\u2592" if color else "##"
+    try:
+        card = parse_card(text)
+    except ValueError:
+        return "??"
+    return f"{card.rank}{SUITS[card.suit] if color else card.suit}"
+
+
+def card_style(text: str, *, color: bool = True) -> str:
+    """The prompt_toolkit style class for a card: ``class:card.red``, ``class:card.black``,
+    ``class:card.back``; the empty string when colour is off."""
+    if not color:
+        return ""
+    if text == BACK:
+        return "class:card.back"
+    try:
+        return "class:card.red" if parse_card(text).red else "class:card.black"
+    except ValueError:
+        return "class:card.unknown"
+
+
+def card_glyph(text: str, *, color: bool = True, extra: str = "") -> Fragment:
+    """One card as a fixed-width (``GLYPH_WIDTH``) fragment: ``"[10♥] "``, ``"[Q♠]  "``.
+
+    Args:
+        text: a wire card string or ``"back"``.
+        color: False gives plain text (no style, ASCII suit letters).
+        extra: more style classes to add (e.g. ``"class:selectable"``).
+    """
+    label = f"[{card_label(text, color=color)}]".ljust(GLYPH_WIDTH)
+    style = " ".join(s for s in (card_style(text, color=color), extra) if s)
+    return (style, label)
+
+
+def empty_slot(*, color: bool = True, extra: str = "") -> Fragment:
+    """A place where a card could be but is not: ``[  ]`` padded to the glyph width."""
+    style = " ".join(s for s in ("class:card.empty" if color else "", extra) if s)
+    return (style, "[  ]".ljust(GLYPH_WIDTH))
+
+
+def card_plain(text: str) -> str:
+    """The card in plain words for logs: ``"10H"`` stays ``"10H"``, ``"back"`` is a face-down card."""
+    if text == BACK:
+        return "a face-down card"
+    try:
+        card = parse_card(text)
+    except ValueError:
+        return str(text)
+    return f"{card.rank}{card.suit}"
+
+
+def value_label(value: object) -> str:
+    """A rank value as shown to people: 11..14 become J, Q, K, A; strings pass through."""
+    names = {11: "J", 12: "Q", 13: "K", 14: "A", 1: "A"}
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return names.get(value, str(value))
+    if value is None:
+        return "-"
+    return str(value)

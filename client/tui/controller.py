@@ -1,0 +1,540 @@
+"""The presenter: turns key presses into model changes and server requests.
+
+:meth:`Controller.handle_key` takes a key name (``"a"``, ``"enter"``,
+``"escape"``, ``"left"``, ``"c-c"``, ...) and is called from prompt_toolkit's key
+bindings, or directly by tests. Keys that only move the UI change the model at
+once; keys that need the server schedule one of the ``async`` request methods
+on the trio side through ``submit`` (see :mod:`client.tui.runner`). Every error
+reply is shown in words in the notice line; nothing here raises on bad input.
+
+The client never decides legality: intents sent are elements of the newest
+snapshot's ``legal`` list, picked through :mod:`client.tui.selection`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+import trio
+
+from client.tui import form as form_fns
+from client.tui import selection as sel
+from client.tui.ds_view import choices
+from client.tui.model import MatchView, Model, error_words
+from client.tui.screen import help_pages
+
+Submit = Callable[[Callable[[], Awaitable[None]]], None]
+
+
+class Requester(Protocol):
+    """What the controller needs from the connection: one request, its reply."""
+
+    async def __call__(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """Send ``msg`` (an ``id`` is added) and return the reply (``ok`` or ``error``).
+
+        Raises:
+            ConnectionError (or any OSError): the request could not be sent or answered.
+        """
+        ...
+
+
+#: How many times a War flip answered ``stale`` is resent on the newest snapshot.
+STALE_RETRIES = 3
+
+
+class Controller:
+    """The presenter between the keys, the model and the server."""
+
+    def __init__(self, model: Model, submit: Submit | None = None,
+                 invalidate: Callable[[], None] | None = None,
+                 on_quit: Callable[[], None] | None = None) -> None:
+        self.model = model
+        self.request: Requester | None = None
+        self.submit: Submit = submit or (lambda fn: None)
+        self.invalidate = invalidate or (lambda: None)
+        self.on_quit = on_quit or (lambda: None)
+
+    # ------------------------------------------------------------------ keys
+
+    def handle_key(self, key: str) -> None:
+        """Act on one key press (see :mod:`client.tui.keys` for the map)."""
+        m = self.model
+        if key == "c-c":
+            self.quit()
+            return
+        if m.overlay == "help":
+            if key in (" ", "pagedown") and \
+                    m.help_page + 1 < len(help_pages(m, m.size[1] - 3)):
+                m.help_page += 1
+            else:
+                m.overlay = None
+            return
+        if key in ("?", "f1") and m.overlay != "form":
+            m.overlay, m.help_page = "help", 0
+            return
+        if m.overlay == "form":
+            self._form_key(key)
+        elif m.overlay == "queue":
+            self._queue_key(key)
+        elif m.overlay == "legal":
+            self._legal_key(key)
+        elif m.overlay == "stacks":
+            if key in ("escape", "v", "enter", "q"):
+                m.overlay = None
+        elif self.model.confirm_leave:
+            self.model.confirm_leave = False
+            if key in ("x", "y"):
+                self._leave(confirmed=True)
+            else:
+                m.say("leave cancelled")
+        elif m.screen == "lobby":
+            self._lobby_key(key)
+        else:
+            self._match_key(key)
+        self.invalidate()
+
+    def quit(self) -> None:
+        """Stop the client (the seats stay held for the server's grace period)."""
+        self.model.quitting = True
+        self.on_quit()
+
+    # -- lobby ---------------------------------------------------------------
+
+    def _lobby_key(self, key: str) -> None:
+        m = self.model
+        rows = m.lobby_rows()
+        if key in ("up", "k"):
+            m.lobby_cursor = max(m.lobby_cursor - 1, 0)
+        elif key == "down":
+            m.lobby_cursor = min(m.lobby_cursor + 1, max(len(rows) - 1, 0))
+        elif key == "q":
+            self.quit()
+        elif key == "r":
+            self.submit(self.refresh)
+        elif key == "c":
+            if not m.games:
+                m.say("no game list yet; press r to refresh", error=True)
+                return
+            m.form = form_fns.new_form(m.games)
+            m.overlay = "form"
+        elif key == "m":
+            if not m.games:
+                m.say("no game list yet; press r to refresh", error=True)
+                return
+            m.queue_pick = 0
+            m.overlay = "queue"
+        elif key == "u":
+            self.submit(self.unqueue)
+        elif key == "tab":
+            if m.current and m.current in m.views:
+                m.screen = "match"
+            elif m.views:
+                m.current = next(iter(m.views))
+                m.screen = "match"
+            else:
+                m.say("you are in no match yet")
+        elif key in ("enter", "j", "w"):
+            if not rows:
+                m.say("no match to open: c creates one, m queues for one")
+                return
+            summary = rows[min(m.lobby_cursor, len(rows) - 1)]
+            match = str(summary.get("match"))
+            if key == "enter" and match in m.views:
+                m.current, m.screen = match, "match"
+            elif key == "w" or (key == "enter" and not _has_open_seat(summary)):
+                self.submit(lambda: self.watch(match))
+            else:
+                self.submit(lambda: self.join(match))
+
+    def _form_key(self, key: str) -> None:
+        m = self.model
+        form = m.form
+        if form is None:
+            m.overlay = None
+            return
+        if key == "escape":
+            m.overlay, m.form = None, None
+        elif key == "up":
+            form_fns.move(form, -1)
+        elif key in ("down", "tab"):
+            form_fns.move(form, 1)
+        elif key == "left":
+            m.form = form_fns.change(form, -1, m.games)
+        elif key in ("right", " "):
+            m.form = form_fns.change(form, 1, m.games)
+        elif len(key) == 1 and key.isdigit():
+            form_fns.type_digit(form, key)
+        elif key == "backspace":
+            form_fns.backspace(form)
+        elif key == "enter":
+            msg = form_fns.to_request(form)
+            m.overlay, m.form = None, None
+            self.submit(lambda: self.create(msg))
+
+    def _queue_key(self, key: str) -> None:
+        m = self.model
+        if key == "escape":
+            m.overlay = None
+        elif key == "up":
+            m.queue_pick = max(m.queue_pick - 1, 0)
+        elif key == "down":
+            m.queue_pick = min(m.queue_pick + 1, max(len(m.games) - 1, 0))
+        elif key == "enter" and m.games:
+            game = str(m.games[m.queue_pick].get("name"))
+            m.overlay = None
+            self.submit(lambda: self.queue(game))
+
+    # -- in a match ------------------------------------------------------------
+
+    def _match_key(self, key: str) -> None:
+        m = self.model
+        mv = m.view
+        if mv is None:
+            m.screen = "lobby"
+            return
+        if key == "tab":
+            m.screen = "lobby"
+            self._clear_selection()
+            self.submit(self.refresh)
+            return
+        if key == "x":
+            self._leave(confirmed=False)
+            return
+        if key == "l":
+            if not mv.legal:
+                m.say("nothing to do right now")
+                return
+            m.overlay, m.legal_input = "legal", ""
+            return
+        if key == "pageup":
+            m.log_scroll = min(m.log_scroll + 5, max(len(mv.log) - 1, 0))
+            return
+        if key == "pagedown":
+            m.log_scroll = max(m.log_scroll - 5, 0)
+            return
+        if mv.game == "war":
+            self._war_key(mv, key)
+        elif mv.game == "datastructures":
+            self._ds_key(mv, key)
+
+    def _war_key(self, mv: MatchView, key: str) -> None:
+        if key in ("f", " "):
+            intent = sel.action(mv.legal, "flip")
+            if intent is None:
+                self.model.say("nothing to flip now" if mv.seat is not None
+                               else "spectators cannot flip")
+                return
+            self._send_intent(mv, intent)
+        elif key == "a":
+            if mv.seat is None:
+                self.model.say("spectators have no auto-flip")
+                return
+            on = not bool((mv.snapshot or {}).get("auto_flip"))
+            self.submit(lambda: self.auto_flip(mv.match, on))
+
+    def _ds_key(self, mv: MatchView, key: str) -> None:
+        m = self.model
+        legal = mv.legal
+        me = mv.seat
+        if key == "v":
+            m.overlay = "stacks"
+            return
+        if key == "escape":
+            if m.selection is None and not self.model.mulligan_mode:
+                return
+            self._clear_selection()
+            return
+        if not legal:
+            if key not in ("left", "right"):
+                m.say("not your move" if me is not None else "you are watching")
+            return
+        if self.model.mulligan_mode:
+            if key.isdigit() and len(key) == 1:
+                intent = next((i for i in legal if i.get("type") == "mulligan"
+                               and i.get("keep") == int(key) - 1), None)
+                if intent is None:
+                    m.say(f"cannot keep card {key}", error=True)
+                    return
+                self.model.mulligan_mode = False
+                self._send_intent(mv, intent)
+            return
+        if key == "e":
+            intent = sel.action(legal, "end_phase", "end_turn")
+            if intent is None:
+                m.say("you cannot end the phase or the turn yet", error=True)
+                return
+            self._send_intent(mv, intent)
+            return
+        if key == "m":
+            if not any(i.get("type") == "mulligan" for i in legal):
+                m.say("no mulligan now: it needs a hand with no legal play, before any play",
+                      error=True)
+                return
+            self._clear_selection()
+            self.model.mulligan_mode = True
+            return
+        now = choices(legal, m.selection)
+        if key in ("left", "right"):
+            if now:
+                m.cursor = (m.cursor + (1 if key == "right" else -1)) % len(now)
+            return
+        if key == "enter":
+            if now:
+                self._choose(mv, now[m.cursor % len(now)])
+            return
+        thing = self._thing_for_key(key, me, target=m.selection is not None)
+        if thing is None:
+            return
+        if m.selection is not None and thing[0] in ("hand", "queue", "stack"):
+            self._clear_selection()  # a new source instead of a target
+        self._choose(mv, thing)
+
+    @staticmethod
+    def _thing_for_key(key: str, me: int | None, *, target: bool) -> tuple | None:
+        if target:
+            if key in ("1", "2", "3"):
+                return ("array", int(key) - 1)
+            mapping = {"s": ("mystack",), "q": ("qtail",), "k": ("keep",)}
+            if key in mapping:
+                return mapping[key]
+        elif len(key) == 1 and key.isdigit() and key != "0":
+            return ("hand", int(key) - 1)
+        if key == "h":
+            return ("queue",)
+        if key == "t" and me is not None:
+            return ("stack", me)
+        if key == "o" and me is not None:
+            return ("stack", 1 - me)
+        return None
+
+    def _choose(self, mv: MatchView, thing: tuple) -> None:
+        """Take a source or a target; a complete pair sends its legal intent."""
+        m = self.model
+        legal = mv.legal
+        if m.selection is None:
+            if thing not in sel.sources(legal):
+                m.say(f"{_words(thing)} cannot be played now", error=True)
+                return
+            m.selection, m.cursor = thing, 0
+            m.say("")
+            return
+        intent = sel.intent_for(legal, m.selection, thing)
+        if intent is None:
+            m.say(f"{_words(thing)} is not a legal target for {_words(m.selection)}", error=True)
+            return
+        self._clear_selection()
+        self._send_intent(mv, intent)
+
+    def _legal_key(self, key: str) -> None:
+        m = self.model
+        mv = m.view
+        if key == "escape" or mv is None:
+            m.overlay = None
+            return
+        if len(key) == 1 and key.isdigit():
+            m.legal_input = (m.legal_input + key)[-4:]
+        elif key == "backspace":
+            m.legal_input = m.legal_input[:-1]
+        elif key == "enter":
+            legal = mv.legal
+            try:
+                n = int(m.legal_input)
+            except ValueError:
+                n = 0
+            if not 1 <= n <= len(legal):
+                m.say(f"type a number from 1 to {len(legal)}, then Enter", error=True)
+                m.legal_input = ""
+                return
+            m.overlay, m.legal_input = None, ""
+            self._clear_selection()
+            self._send_intent(mv, legal[n - 1])
+
+    def _clear_selection(self) -> None:
+        self.model.selection = None
+        self.model.cursor = 0
+        self.model.mulligan_mode = False
+
+    def _leave(self, *, confirmed: bool) -> None:
+        m = self.model
+        mv = m.view
+        if mv is None:
+            return
+        snap = mv.snapshot or {}
+        if not confirmed and mv.seat is not None and snap.get("status") == "active":
+            self.model.confirm_leave = True
+            m.say("leave a running match? it resigns it: press x again to confirm")
+            return
+        match = mv.match
+        self.submit(lambda: self.leave(match))
+
+    def _send_intent(self, mv: MatchView, intent: dict[str, Any]) -> None:
+        if mv.pending:
+            self.model.say("still waiting for the server's answer to your last move")
+            return
+        mv.pending = True
+        self.submit(lambda: self.intent(mv.match, intent))
+
+    # ---------------------------------------------------------- requests (trio)
+
+    async def call(self, msg: dict[str, Any]) -> dict[str, Any] | None:
+        """Send one request; show an error reply in words. Returns the ``ok`` reply or None."""
+        if self.request is None:
+            self.model.say("not connected", error=True)
+            self.invalidate()
+            return None
+        try:
+            reply = await self.request(msg)
+        except (OSError, ConnectionError, EOFError) as exc:
+            self.model.say(f"request not answered: {exc or 'connection lost'}", error=True)
+            self.invalidate()
+            return None
+        if reply.get("type") == "error":
+            self.model.say(error_words(reply), error=True)
+            self.invalidate()
+            return None
+        return reply
+
+    async def refresh(self) -> None:
+        """Fetch the games (once) and the match list with the queue counts."""
+        m = self.model
+        if not m.games:
+            reply = await self.call({"type": "games"})
+            if reply is not None:
+                m.games = list(reply.get("games") or [])
+        reply = await self.call({"type": "matches"})
+        if reply is not None:
+            m.matches = list(reply.get("matches") or [])
+            m.queues = dict(reply.get("queues") or {})
+            m.lobby_cursor = min(m.lobby_cursor, max(len(m.matches) - 1, 0))
+        self.invalidate()
+
+    async def create(self, msg: dict[str, Any]) -> None:
+        """Create a match (with a server bot opponent if ``msg`` names one)."""
+        reply = await self.call(msg)
+        if reply is not None:
+            self._seated(str(reply.get("match")), f"created match {reply.get('match')}, "
+                         f"seat {reply.get('seat')}")
+            await self.refresh()
+
+    async def join(self, match: str) -> None:
+        """Take a seat in ``match``."""
+        reply = await self.call({"type": "join", "match": match})
+        if reply is not None:
+            self._seated(match, f"joined match {match}, seat {reply.get('seat')}")
+
+    async def watch(self, match: str) -> None:
+        """Watch ``match`` as a spectator."""
+        reply = await self.call({"type": "watch", "match": match})
+        if reply is not None:
+            self._seated(match, f"watching match {match}")
+
+    def _seated(self, match: str, words: str) -> None:
+        m = self.model
+        m.views.setdefault(match, MatchView(match))
+        m.current, m.screen = match, "match"
+        self._clear_selection()
+        m.say(words)
+        self.invalidate()
+
+    async def leave(self, match: str) -> None:
+        """Leave ``match`` (a running seat resigns) and go back to the lobby."""
+        reply = await self.call({"type": "leave", "match": match})
+        m = self.model
+        mv = m.views.get(match)
+        finished = mv is not None and (mv.snapshot or {}).get("status") == "finished"
+        if reply is not None or finished:
+            m.views.pop(match, None)
+            if m.current == match:
+                m.current, m.screen = None, "lobby"
+            m.say(f"left match {match}")
+            await self.refresh()
+
+    async def queue(self, game: str) -> None:
+        """Queue for matchmaking in ``game``; the paired match's snapshot opens it."""
+        reply = await self.call({"type": "queue", "game": game})
+        if reply is not None:
+            self.model.queued = game
+            self.model.say(f"queued for {game}: waiting for an opponent")
+            await self.refresh()
+
+    async def unqueue(self) -> None:
+        """Leave the matchmaking queue."""
+        msg: dict[str, Any] = {"type": "unqueue"}
+        if self.model.queued:
+            msg["game"] = self.model.queued
+        reply = await self.call(msg)
+        if reply is not None:
+            self.model.queued = None
+            self.model.say("left the matchmaking queue")
+            await self.refresh()
+
+    async def auto_flip(self, match: str, on: bool) -> None:
+        """Turn War auto-flip on or off for the own seat."""
+        reply = await self.call({"type": "auto_flip", "match": match, "on": on})
+        if reply is not None:
+            mv = self.model.views.get(match)
+            if mv is not None and mv.snapshot is not None:
+                mv.snapshot["auto_flip"] = on
+            self.model.say(f"auto-flip {'on' if on else 'off'}")
+            self.invalidate()
+
+    async def intent(self, match: str, intent: dict[str, Any]) -> None:
+        """Send one legal intent on the newest snapshot's seq.
+
+        A War flip answered ``stale`` (both seats flipped at once) is resent on
+        the newest snapshot while it is still legal, up to :data:`STALE_RETRIES`.
+        """
+        m = self.model
+        mv = m.views.get(match)
+        if mv is None or mv.snapshot is None:
+            return
+        try:
+            for _ in range(STALE_RETRIES + 1):
+                seq = mv.snapshot.get("seq")
+                msg = {"type": "intent", "match": match, "seq": seq, "intent": intent}
+                if self.request is None:
+                    m.say("not connected", error=True)
+                    return
+                try:
+                    reply = await self.request(msg)
+                except (OSError, ConnectionError, EOFError) as exc:
+                    m.say(f"move not answered: {exc or 'connection lost'}", error=True)
+                    return
+                if reply.get("type") != "error":
+                    return
+                if reply.get("code") == "stale":
+                    await _newer_snapshot(mv, seq)
+                    if intent in mv.legal and mv.snapshot.get("seq") != seq:
+                        continue  # the newest snapshot still allows it: act again on it
+                if reply.get("code") == "stale":
+                    m.say("the game moved on before your move arrived; look and try again",
+                          error=True)
+                else:
+                    m.say(error_words(reply), error=True)
+                return
+        finally:
+            mv.pending = False
+            self.invalidate()
+
+
+async def _newer_snapshot(mv: MatchView, seq: Any, wait: float = 0.5) -> None:
+    """Wait (at most ``wait`` seconds) until ``mv`` holds a snapshot newer than ``seq``."""
+    with trio.move_on_after(wait):
+        while (mv.snapshot or {}).get("seq") == seq:
+            await trio.sleep(0.01)
+
+
+def _has_open_seat(summary: dict[str, Any]) -> bool:
+    return summary.get("status") == "waiting" and any(
+        p.get("name") is None and not p.get("bot") for p in summary.get("players") or [])
+
+
+def _words(thing: tuple) -> str:
+    kind = thing[0]
+    if kind == "hand":
+        return f"hand card {thing[1] + 1}"
+    if kind == "array":
+        return f"array {thing[1] + 1}"
+    return {"queue": "the queue head", "stack": "that stack top", "mystack": "your stack",
+            "qtail": "the queue tail", "keep": "keeping that card"}.get(kind, str(thing))

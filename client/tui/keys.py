@@ -1,0 +1,59 @@
+"""Every key of the client, as data: the help overlay and the README are made from it."""
+
+from __future__ import annotations
+
+#: (screen, keys, what they do). Screens: "any", "lobby", "match", "datastructures", "war".
+KEYMAP: tuple[tuple[str, str, str], ...] = (
+    ("any", "?  F1", "show or hide this help"),
+    ("any", "Esc", "close an overlay, cancel a selection"),
+    ("any", "Ctrl-C", "quit (leaves the seats to their grace period)"),
+    ("lobby", "Up/Down", "move through the matches"),
+    ("lobby", "Enter", "open the match: back to your own, join an open seat, else watch"),
+    ("lobby", "c", "create a match (game, options, server bot opponent, seat, timer)"),
+    ("lobby", "j", "join the selected match"),
+    ("lobby", "w", "watch the selected match"),
+    ("lobby", "m", "queue for matchmaking (choose the game)"),
+    ("lobby", "u", "leave the matchmaking queue"),
+    ("lobby", "r", "refresh the lobby"),
+    ("lobby", "Tab", "back to the match you are in"),
+    ("lobby", "q", "quit"),
+    ("match", "Tab", "back to the lobby (you keep your seat)"),
+    ("match", "x", "leave the match (press twice: resigns a running match)"),
+    ("match", "l", "numbered list of every legal move; type its number, Enter"),
+    ("match", "PgUp/PgDn", "scroll the log"),
+    ("datastructures", "1-9", "choose hand card N as the source (then a target)"),
+    ("datastructures", "h", "choose the queue head as the source"),
+    ("datastructures", "t / o", "choose the top of your / the opponent's stack"),
+    ("datastructures", "Left/Right", "move between the selectable choices"),
+    ("datastructures", "1-3", "(after a source) target your array N"),
+    ("datastructures", "s", "(after a hand card) put it on your stack (phase 2)"),
+    ("datastructures", "q", "(after a hand card) enqueue it at the queue tail (phase 2)"),
+    ("datastructures", "k", "(after a hand card) mulligan, keeping that card"),
+    ("datastructures", "Enter", "take the highlighted choice"),
+    ("datastructures", "m", "mulligan: then the number of the card to keep"),
+    ("datastructures", "e", "end phase 1, or end the turn in phase 2"),
+    ("datastructures", "v", "view both stacks in full"),
+    ("war", "f  Space", "flip"),
+    ("war", "a", "turn auto-flip on or off"),
+)
+
+TITLES = {"any": "Everywhere", "lobby": "Lobby", "match": "In a match",
+          "datastructures": "Data Structures", "war": "War"}
+
+
+def help_lines(screens: tuple[str, ...] | None = None) -> list[str]:
+    """The help text, one key per line, grouped by screen (all screens by default)."""
+    out: list[str] = []
+    for screen, title in TITLES.items():
+        if screens is not None and screen not in screens:
+            continue
+        out.append(f"{title}:")
+        out.extend(f"  {keys:<11} {what}" for s, keys, what in KEYMAP if s == screen)
+    return out
+
+
+def markdown_table() -> str:
+    """The key list as a Markdown table (for the README)."""
+    rows = ["| where | keys | what |", "|---|---|---|"]
+    rows += [f"| {TITLES[s]} | `{k}` | {w} |" for s, k, w in KEYMAP]
+    return "\n".join(rows)
