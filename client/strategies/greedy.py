@@ -1,0 +1,293 @@
+"""The ``greedy`` strategy for Data Structures: a one-step heuristic on the view.
+
+It reads only what a seat may see (its hand, the queue, both stacks, all
+arrays) and scores each legal intent; the highest score wins, ties broken by
+the strategy's generator. War: it flips.
+
+The heuristic, in the order of a turn (values: ``2``..``K`` are 0..11, cyclic;
+an ace has none):
+
+Phase 1 (play)
+    Every play is progress, so greedy plays while it can and ends the phase
+    only when nothing fits. Among the plays it prefers, in this order of weight:
+
+    1. a play that *closes* an array (its 12th card);
+    2. a card on the *longest* array (closer to closing);
+    3. a card from a *public* source before the same value from the hand: the
+       queue head (it would be discarded in phase 2 anyway), the opponent's
+       stack top, then its own stack top; a bonus when the opponent needs that
+       value next (*denial*: they cannot take it on their turn);
+    4. the last hand card (an empty hand draws 5 new cards, D5);
+    5. starting an empty array (hand only) with a card no other array wants
+       soon, that begins the longest run of values it can already see.
+
+    With no play at all it takes a *mulligan* (D6) when the rules allow one,
+    keeping the card it can best spare on its stack (the kept card is the one
+    it must stack in phase 2).
+
+Phase 2 (discard)
+    *Stack*: the hand card with the lowest cost, where cost = how much it wants
+    the card (``keep``) + how much the opponent wants it on top of a stack
+    (``help``). ``keep(v) = max over own open arrays of 1 / (1 + d)`` with ``d``
+    the number of cards the array still needs before ``v`` fits (0 for an ace),
+    ``help(v)`` = 1 if an opponent array needs ``v`` next, 0.3 if it needs
+    ``v - 1``.
+    *Enqueue* (cycling cards: the hand refills from the deck in phase 3): each
+    card it barely wants (``keep < 0.4``, e.g. aces and cards 2+ values away
+    from every array) and that the opponent does not need next, lowest cost
+    first; then it ends the turn.
+
+The same scoring runs on a :class:`Board` built from an engine state, so the
+search strategy uses it as a fast rollout policy.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from client.strategies.base import Intent, View, flip_intent, make_rng, require_legal
+
+#: Values in one array cycle (2..K) and the "value" of an ace.
+N_VALUES = 12
+ACE = -1
+#: ``need`` markers for an empty array (hand only) and a closed one.
+EMPTY = -1
+CLOSED = -2
+#: Below this ``keep`` a card is worth cycling through the queue.
+ENQUEUE_BELOW = 0.4
+
+_RANK_VALUE = {**{str(r): r - 2 for r in range(2, 11)}, "J": 9, "Q": 10, "K": 11, "A": ACE}
+
+
+def card_value(card: str) -> int:
+    """The array value of a wire card string: 0..11 for ``2``..``K``, :data:`ACE` for aces.
+
+    Raises:
+        ValueError: not a card string.
+    """
+    try:
+        return _RANK_VALUE[card[:-1]]
+    except (KeyError, TypeError):
+        raise ValueError(f"not a card: {card!r}") from None
+
+
+@dataclass(slots=True)
+class Board:
+    """What the heuristic needs from one seat's point of view, as values.
+
+    ``need[s][a]`` is the value seat ``s``'s array ``a`` needs next, or
+    :data:`EMPTY` / :data:`CLOSED`; ``length[s][a]`` its number of cards.
+    ``stack_top[s]`` is the top value of seat ``s``'s stack (None: empty).
+    """
+
+    seat: int
+    hand: list[int]
+    queue: list[int]
+    stack_top: list[int | None]
+    need: list[list[int]]
+    length: list[list[int]]
+
+
+def board_from_view(view: View, seat: int) -> Board:
+    """Read a Data Structures view (engine.datastructures.view) into a :class:`Board`.
+
+    Raises:
+        KeyError, ValueError: the view is not a Data Structures seat view.
+    """
+    need: list[list[int]] = []
+    length: list[list[int]] = []
+    tops: list[int | None] = []
+    for player in view["players"]:
+        n, ln = [], []
+        for arr in player["arrays"]:
+            cards = arr["cards"]
+            ln.append(len(cards))
+            if arr["closed"]:
+                n.append(CLOSED)
+            elif not cards:
+                n.append(EMPTY)
+            else:
+                n.append((card_value(cards[-1]) + 1) % N_VALUES)
+        need.append(n)
+        length.append(ln)
+        stack = player["stack"]
+        tops.append(card_value(stack[-1]) if stack else None)
+    hand = [card_value(c) for c in (view.get("hand") or [])]
+    queue = [card_value(c) for c in view["queue"]]
+    return Board(seat, hand, queue, tops, need, length)
+
+
+def distance(value: int, need: int) -> int:
+    """Cards an array needing ``need`` still takes before ``value`` fits (0: fits now)."""
+    return (value - need) % N_VALUES
+
+
+def keep_value(board: Board, value: int) -> float:
+    """How much this seat wants a card of ``value`` for its own arrays (0..1)."""
+    if value == ACE:
+        return 0.0
+    best = 0.0
+    for need in board.need[board.seat]:
+        if need == CLOSED:
+            continue
+        if need == EMPTY:
+            best = max(best, 0.5)
+        else:
+            best = max(best, 1.0 / (1 + distance(value, need)))
+    return best
+
+
+def help_value(board: Board, value: int) -> float:
+    """How much the opponent would gain from a card of ``value`` on a public pile."""
+    if value == ACE:
+        return 0.0
+    best = 0.0
+    for need in board.need[1 - board.seat]:
+        if need < 0:
+            continue
+        d = distance(value, need)
+        if d == 0:
+            return 1.0
+        if d == 1:
+            best = 0.3
+    return best
+
+
+def _available(board: Board) -> list[int]:
+    """Values this seat can see and use: its hand, the queue head, both stack tops."""
+    vals = list(board.hand)
+    if board.queue:
+        vals.append(board.queue[0])
+    vals.extend(v for v in board.stack_top if v is not None)
+    return vals
+
+
+def _run_length(start: int, pool: list[int]) -> int:
+    """How many successors of ``start`` follow in a row among ``pool``'s values."""
+    counts: dict[int, int] = {}
+    for v in pool:
+        counts[v] = counts.get(v, 0) + 1
+    n, v = 0, start
+    while n < N_VALUES - 1:
+        v = (v + 1) % N_VALUES
+        if not counts.get(v):
+            break
+        counts[v] -= 1
+        n += 1
+    return n
+
+
+def _play_value(board: Board, intent: Intent) -> int:
+    src = intent["src"]
+    if src == "hand":
+        return board.hand[intent["index"]]
+    if src == "queue":
+        return board.queue[0]
+    top = board.stack_top[intent["stack"]]
+    assert top is not None
+    return top
+
+
+def score_play(board: Board, intent: Intent) -> float:
+    """The phase-1 score of a ``play`` intent (higher is better; see the module doc)."""
+    me = board.seat
+    a = intent["array"]
+    value = _play_value(board, intent)
+    need = board.need[me][a]
+    length = board.length[me][a]
+    src = intent["src"]
+    if need == EMPTY:
+        # Start an array: with a card no other array wants, beginning a long run.
+        pool = _available(board)
+        pool.remove(value)
+        others = [distance(value, n) for n in board.need[me] if n >= 0]
+        wanted = max((1.0 / (1 + d) for d in others), default=0.0)
+        score = 50.0 + 5.0 * _run_length(value, pool) - 20.0 * wanted
+    else:
+        score = 100.0 + 10.0 * length
+        if length == N_VALUES - 1:
+            score += 1000.0
+    if src == "queue":
+        score += 6.0
+    elif src == "stack":
+        score += 8.0 if intent["stack"] != me else 4.0
+    elif len(board.hand) == 1:
+        score += 15.0
+    if src != "hand" and help_value(board, value) >= 1.0:
+        score += 20.0
+    return score
+
+
+def score_stack(board: Board, value: int) -> float:
+    """Cost of putting a card of ``value`` on this seat's stack (lower is better)."""
+    return keep_value(board, value) + 1.5 * help_value(board, value)
+
+
+def choose_on_board(board: Board, legal: Sequence[Intent], rng: random.Random) -> Intent:
+    """The greedy choice among ``legal`` for ``board``. Pure; ``rng`` breaks ties.
+
+    Raises:
+        ValueError: ``legal`` is empty.
+    """
+    require_legal(legal)
+    kind = legal[0]["type"]
+    if kind in ("play", "mulligan", "end_phase"):
+        plays = [i for i in legal if i["type"] == "play"]
+        if plays:
+            return _best(plays, [score_play(board, i) for i in plays], rng)
+        mulligans = [i for i in legal if i["type"] == "mulligan"]
+        if mulligans:
+            # The kept card is the one to stack: keep the cheapest to give up.
+            return _best(mulligans, [-score_stack(board, board.hand[i["keep"]])
+                                     for i in mulligans], rng)
+        return legal[0] if kind == "end_phase" else _first(legal, "end_phase")
+    if kind == "stack":
+        return _best(list(legal), [-score_stack(board, board.hand[i["index"]])
+                                   for i in legal], rng)
+    enqueues = [i for i in legal if i["type"] == "enqueue"]
+    candidates = [i for i in enqueues
+                  if keep_value(board, board.hand[i["index"]]) < ENQUEUE_BELOW
+                  and help_value(board, board.hand[i["index"]]) < 1.0]
+    if candidates:
+        return _best(candidates, [-score_stack(board, board.hand[i["index"]])
+                                  for i in candidates], rng)
+    return _first(legal, "end_turn")
+
+
+def _first(legal: Sequence[Intent], kind: str) -> Intent:
+    for intent in legal:
+        if intent["type"] == kind:
+            return intent
+    return legal[-1]
+
+
+def _best(options: Sequence[Intent], scores: Sequence[float], rng: random.Random) -> Intent:
+    top = max(scores)
+    best = [o for o, s in zip(options, scores, strict=True) if s >= top - 1e-9]
+    return best[0] if len(best) == 1 else best[rng.randrange(len(best))]
+
+
+class GreedyStrategy:
+    """The documented one-step heuristic (module docstring); War: flip.
+
+    Args:
+        seed: seeds the tie-breaking generator (None: from the OS).
+    """
+
+    name = "greedy"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = make_rng(seed)
+
+    def choose(self, game: str, seat: int, view: View, legal: Sequence[Intent]) -> Intent:
+        """The best-scoring element of ``legal``.
+
+        Raises:
+            ValueError: ``legal`` is empty, or the view is not a seat's view.
+        """
+        require_legal(legal)
+        if game == "war":
+            return flip_intent(legal)
+        return choose_on_board(board_from_view(view, seat), legal, self.rng)

@@ -1,0 +1,135 @@
+"""Every strategy returns one of the legal intents, in states the engine reaches."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from client.strategies import describe, get_strategy, strategy_names
+from client.strategies.greedy import board_from_view, card_value, choose_on_board
+from client.strategies.search import SearchStrategy, board_from_state
+from engine.registry import get_game
+
+
+def _reach(game: str, seed: int, moves: int, walk_seed: int):
+    """The state after ``moves`` uniformly random legal intents from a fresh deal."""
+    state = get_game(game).new_state(seed, {})
+    rng = random.Random(walk_seed)
+    for _ in range(moves):
+        if state.outcome() is not None:
+            break
+        seat = rng.choice(state.to_move())
+        state.apply(seat, rng.choice(state.legal(seat)))
+    return state
+
+
+def test_names_and_errors() -> None:
+    assert strategy_names() == ["random", "greedy", "search"]
+    assert set(describe()) == set(strategy_names())
+    with pytest.raises(ValueError, match="unknown strategy"):
+        get_strategy("nope")
+    with pytest.raises(ValueError, match="time_budget"):
+        get_strategy("search", time_budget=0)
+    for name in strategy_names():
+        with pytest.raises(ValueError):
+            get_strategy(name, seed=1).choose("datastructures", 0, {}, [])
+
+
+def test_card_value() -> None:
+    assert [card_value(c) for c in ("2C", "10H", "JD", "QS", "KC", "AH")] == [0, 8, 9, 10, 11, -1]
+    with pytest.raises(ValueError):
+        card_value("back")
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**64), moves=st.integers(0, 400), walk=st.integers(0, 2**32),
+       name=st.sampled_from(["random", "greedy", "search"]))
+def test_datastructures_strategies_only_return_legal_intents(seed: int, moves: int, walk: int,
+                                                              name: str) -> None:
+    state = _reach("datastructures", seed, moves, walk)
+    if state.outcome() is not None:
+        return
+    strategy = get_strategy(name, seed=walk, time_budget=0.003)
+    for _ in range(6):  # a few consecutive decisions from here
+        if state.outcome() is not None:
+            break
+        seat = state.to_move()[0]
+        legal = state.legal(seat)
+        intent = strategy.choose("datastructures", seat, state.view(seat), legal)
+        assert intent in legal
+        state.apply(seat, intent)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**64), moves=st.integers(0, 300), walk=st.integers(0, 2**32))
+def test_war_strategies_flip(seed: int, moves: int, walk: int) -> None:
+    state = _reach("war", seed, moves, walk)
+    for seat in state.to_move():
+        legal = state.legal(seat)
+        for name in strategy_names():
+            intent = get_strategy(name, seed=1, time_budget=0.01).choose(
+                "war", seat, state.view(seat), legal)
+            assert intent == {"type": "flip"} and intent in legal
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**64), moves=st.integers(0, 300), walk=st.integers(0, 2**32))
+def test_board_from_view_equals_board_from_state(seed: int, moves: int, walk: int) -> None:
+    """The greedy reads the same facts from a view as the search reads from a state."""
+    state = _reach("datastructures", seed, moves, walk)
+    for seat in (0, 1):
+        assert board_from_view(state.view(seat), seat) == board_from_state(state, seat)
+
+
+def test_greedy_is_deterministic_for_a_seed_and_closes_when_it_can() -> None:
+    state = _reach("datastructures", 11, 0, 0)
+    seat = state.current
+    # Build an array that needs one card to close, and give that card to the hand.
+    arr: list[int] = []
+    values = [(3 + k) % 12 for k in range(11)]          # 5..K, 2, 3 ... (11 values)
+    pool = [c for c in range(104) if c % 52 < 48]       # no aces
+    for v in values:
+        card = next(c for c in pool if (c % 52) // 4 == v)
+        pool.remove(card)
+        arr.append(card)
+    state.arrays[seat][1] = arr
+    closer = next(c for c in pool if (c % 52) // 4 == (values[-1] + 1) % 12)
+    state.hands[seat][2] = closer
+    legal = state.legal(seat)
+    pick = get_strategy("greedy", seed=3).choose("datastructures", seat, state.view(seat), legal)
+    assert pick == {"type": "play", "src": "hand", "index": 2, "array": 1}
+    board = board_from_view(state.view(seat), seat)
+    again = [choose_on_board(board, legal, random.Random(9)) for _ in range(2)]
+    assert again[0] == again[1]
+
+
+def test_search_respects_its_time_budget() -> None:
+    for budget in (0.02, 0.05):
+        strategy = SearchStrategy(seed=5, time_budget=budget)
+        worst = 0.0
+        state = _reach("datastructures", 99, 0, 0)
+        for _ in range(25):
+            if state.outcome() is not None:
+                break
+            seat = state.current
+            view, legal = state.view(seat), state.legal(seat)
+            started = time.perf_counter()
+            intent = strategy.choose("datastructures", seat, view, legal)
+            worst = max(worst, time.perf_counter() - started)
+            state.apply(seat, intent)
+        # the budget plus a little slack for one rollout round on a busy machine
+        assert worst <= budget + 0.015, (budget, worst)
+
+
+def test_search_samples_several_worlds() -> None:
+    state = _reach("datastructures", 5, 0, 0)
+    seat = state.current
+    strategy = SearchStrategy(seed=1, time_budget=5.0, max_worlds=7)
+    legal = state.legal(seat)
+    intent = strategy.choose("datastructures", seat, state.view(seat), legal)
+    assert intent in legal
+    assert strategy.last_worlds in (0, 7)  # 0 only when every legal intent is equivalent
