@@ -1,15 +1,79 @@
-"""The `cardserver` command: the authoritative card-game server."""
+"""The `cardserver` command: serve (the default), or replay a stored match.
+
+    cardserver [--port 7000] [--host H] [--db PATH] [limits...]   serve until SIGINT/SIGTERM
+    cardserver serve [...]                                          the same
+    cardserver replay MATCH_ID [--db PATH] [--json]                 print a match as the public saw it
+"""
 
 from __future__ import annotations
 
+import argparse
+import logging
 import sys
+from functools import partial
 
-from client.placeholder import not_built_main
+from protocol.version import __version__
+from server.config import add_arguments, default_db_path, from_namespace
+
+
+def _serve_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cardserver",
+        description="cardserver: the authoritative card-game server (War, Data Structures). "
+                    "Serves until SIGINT or SIGTERM, then shuts down cleanly. "
+                    "Also: `cardserver replay MATCH_ID --db PATH [--json]` prints a stored "
+                    "match move by move as a spectator saw it, then the reveal.",
+    )
+    parser.add_argument("--version", action="version", version=f"cardserver {__version__}")
+    add_arguments(parser)
+    return parser
+
+
+def _replay_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cardserver replay",
+        description="Print a stored match move by move as the public (a spectator) saw it, "
+                    "then the result and the fair-shuffle reveal (finished matches only).")
+    parser.add_argument("match", help="the match id")
+    parser.add_argument("--db", default=default_db_path(),
+                        help="the store [default: %(default)s]")
+    parser.add_argument("--json", action="store_true", help="one JSON document instead of text")
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `cardserver`; returns the exit status."""
-    return not_built_main("cardserver", "cardserver: the authoritative card-game server", argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "replay":
+        from server.replay import replay_command
+
+        ns = _replay_parser().parse_args(args[1:])
+        return replay_command(ns.match, str(ns.db), ns.json)
+    if args and args[0] == "serve":
+        args = args[1:]
+    parser = _serve_parser()
+    ns = parser.parse_args(args)
+    try:
+        config = from_namespace(ns)
+    except ValueError as exc:
+        parser.error(str(exc))
+    logging.basicConfig(level=config.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    import trio
+
+    from server.app import serve
+    from server.store import StoreError
+
+    logging.getLogger("cardserver").info("cardserver %s starting", __version__)
+    try:
+        trio.run(partial(serve, config, signals=True))
+    except StoreError as exc:
+        logging.getLogger("cardserver").error("%s", exc)
+        return 1
+    except OSError as exc:
+        logging.getLogger("cardserver").error("cannot listen on port %s: %s", config.port, exc)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

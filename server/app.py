@@ -1,0 +1,159 @@
+"""The server process: listeners, the connection and match nurseries, shutdown.
+
+In-process use (tests)::
+
+    server = await nursery.start(serve, config)     # returns once listening
+    server.port                                     # the bound port (config.port 0: any)
+    server.shutdown()                               # what SIGINT/SIGTERM do
+
+Shutdown stops accepting, sends every connection ``bye {reason: "server_shutdown"}``,
+gives writers ``shutdown_timeout`` seconds, then stops the match tasks. Every
+accepted intent is already committed, so nothing is lost; the next start with
+the same store rebuilds every unfinished match.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from typing import Any
+
+import trio
+
+from protocol.connection import Connection
+from protocol.errors import ProtocolError
+from server.config import ServerConfig
+from server.connection import ClientConnection
+from server.lobby import Lobby
+from server.store import Store
+
+log = logging.getLogger("cardserver")
+
+
+class Server:
+    """One running server. ``lobby``, ``clients`` and ``port`` are for inspection."""
+
+    def __init__(self, config: ServerConfig, store: Store) -> None:
+        self.config = config
+        self.store = store
+        self.lobby = Lobby(config, store)
+        self.clients: set[ClientConnection] = set()
+        self.port: int | None = None
+        self.addresses: list[str] = []
+        self._stopping = trio.Event()
+        #: set once :meth:`run` has finished shutting down
+        self.stopped = trio.Event()
+
+    def shutdown(self) -> None:
+        """Begin a clean shutdown (idempotent; returns at once)."""
+        self._stopping.set()
+
+    async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """Listen, serve until :meth:`shutdown`, then shut down cleanly.
+
+        Raises:
+            OSError: the address cannot be bound.
+        """
+        try:
+            await self._run(task_status)
+        finally:
+            self.stopped.set()
+
+    async def _run(self, task_status: Any) -> None:
+        listeners = await trio.open_tcp_listeners(self.config.port, host=self.config.host)
+        for listener in listeners:
+            host, port = listener.socket.getsockname()[:2]
+            self.addresses.append(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+        self.port = listeners[0].socket.getsockname()[1]
+        log.info("listening on %s", ", ".join(self.addresses))
+        async with trio.open_nursery() as matches:
+            await self.lobby.start(matches)
+            async with trio.open_nursery() as connections:
+                accept_scope = trio.CancelScope()
+                connections.start_soon(self._accept, listeners, connections, accept_scope)
+                task_status.started(self)
+                await self._stopping.wait()
+                log.info("shutting down: %d connections, %d matches", len(self.clients),
+                         len(self.lobby.matches))
+                accept_scope.cancel()
+                for listener in listeners:
+                    await listener.aclose()
+                for client in list(self.clients):
+                    client.close_with_bye("server_shutdown", "the server is shutting down")
+                with trio.move_on_after(self.config.shutdown_timeout + 1):
+                    while self.clients:
+                        await trio.sleep(0.01)
+                connections.cancel_scope.cancel()
+            matches.cancel_scope.cancel()
+        log.info("stopped")
+
+    async def _accept(self, listeners: list[trio.SocketListener], nursery: trio.Nursery,
+                      scope: trio.CancelScope) -> None:
+        with scope:
+            await trio.serve_listeners(self._handle, listeners, handler_nursery=nursery)
+
+    async def _handle(self, stream: trio.SocketStream) -> None:
+        """One accepted connection; never raises."""
+        try:
+            peer = stream.socket.getpeername()
+            name = f"{peer[0]}:{peer[1]}"
+        except OSError:
+            name = "?"
+        if len(self.clients) >= self.config.max_connections:
+            await self._refuse(stream, name)
+            return
+        client = ClientConnection(self, stream, name)
+        self.clients.add(client)
+        log.info("connection from %s", name)
+        try:
+            await client.serve()
+        finally:
+            self.clients.discard(client)
+
+    async def _refuse(self, stream: trio.SocketStream, name: str) -> None:
+        log.warning("refusing %s: %d connections already", name, len(self.clients))
+        error = ProtocolError("too_many_connections",
+                              f"the server serves at most {self.config.max_connections} "
+                              "connections").to_message()
+        with trio.move_on_after(1):
+            try:
+                await stream.send_all(Connection("server").send(error))
+                await stream.aclose()
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+
+
+async def serve(config: ServerConfig, *, signals: bool = False,
+                task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    """Open the store and run a :class:`Server` until it is shut down.
+
+    Args:
+        config: the configuration.
+        signals: shut down cleanly on SIGINT/SIGTERM (the ``cardserver`` command).
+        task_status: receives the :class:`Server` once it listens.
+
+    Raises:
+        StoreError: the store cannot be opened.
+        OSError: the address cannot be bound.
+    """
+    store = Store(config.db)
+    log.info("store %s", config.db)
+    server = Server(config, store)
+    try:
+        async with trio.open_nursery() as nursery:
+            if signals:
+                nursery.start_soon(_watch_signals, server)
+            await nursery.start(server.run)
+            task_status.started(server)
+            await server.stopped.wait()
+            nursery.cancel_scope.cancel()
+    finally:
+        store.close()
+
+
+async def _watch_signals(server: Server) -> None:
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for signum in signals:
+            log.info("received %s", signal.Signals(signum).name)
+            server.shutdown()
+            return

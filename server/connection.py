@@ -1,0 +1,263 @@
+"""One client connection: handshake, a reader task, a writer task, heartbeats.
+
+Wire handling is :class:`protocol.connection.Connection` (sans-IO); this module
+only moves bytes and enforces the server's limits:
+
+* the handshake must complete within ``handshake_timeout`` (else
+  ``handshake_timeout``, and the connection is closed);
+* everything sent goes through a bounded outbox drained by the writer task; a
+  push to a full outbox marks the client a slow consumer and disconnects it
+  (its seats enter their grace period) instead of blocking a match;
+* the writer pings every ``ping_interval``; the reader drops a peer it has not
+  heard from (any frame counts) for ``ping_interval + ping_timeout``;
+* every request costs a token of a :class:`~server.ratelimit.TokenBucket`
+  (``rate_limited``; sustained abuse disconnects);
+* any failure in here ends this connection only; it never propagates.
+
+A connection closed on purpose gets a last message first: ``bye`` (shutdown,
+slow consumer, heartbeat, rate abuse, session resumed elsewhere) or the fatal
+``error`` (bad frame, failed handshake), sent only if the stream is between
+frames.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from protocol.connection import CLOSED, NEED_DATA, Connection
+from protocol.errors import LocalProtocolError, ProtocolError
+from protocol.messages import REQUEST_TYPES
+from protocol.version import __version__
+from protocol.versions import negotiate
+from server.ratelimit import TokenBucket
+from server.session import Session
+
+if TYPE_CHECKING:
+    from server.app import Server
+
+log = logging.getLogger("cardserver.connection")
+
+READ_SIZE = 65536
+
+
+class ClientConnection:
+    """Serves one accepted stream until it closes; see the module docstring."""
+
+    def __init__(self, server: Server, stream: trio.abc.Stream, peer: str) -> None:
+        self.server = server
+        self.config = server.config
+        self.stream = stream
+        self.peer = peer
+        self.conn = Connection("server", max_frame=self.config.max_frame)
+        self._out_send, self._out_recv = trio.open_memory_channel[dict[str, Any]](
+            self.config.outbox_size)
+        self.session: Session | None = None
+        self.scope = trio.CancelScope()
+        self.final: dict[str, Any] | None = None
+        self.reason = "closed by peer"
+        self.last_heard = trio.current_time()
+        self.bucket = TokenBucket(self.config.rate, self.config.burst, self.last_heard,
+                                  self.config.abuse_limit, self.config.abuse_window)
+        self._mid_send = False
+        self._ping_id = 0
+
+    # -- for the rest of the server -------------------------------------
+
+    def push(self, msg: dict[str, Any]) -> None:
+        """Queue ``msg`` for the writer; a full outbox disconnects (slow_consumer)."""
+        if self.final is not None:
+            return
+        try:
+            self._out_send.send_nowait(msg)
+        except trio.WouldBlock:
+            self.close_with_bye("slow_consumer",
+                                f"more than {self.config.outbox_size} messages unread")
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            pass
+
+    def close_with_bye(self, reason: str, message: str) -> None:
+        """Close on purpose: send ``bye {reason, message}`` if possible, then close."""
+        self._close({"type": "bye", "reason": reason, "message": message}, reason)
+
+    def _close(self, final: dict[str, Any], reason: str) -> None:
+        if self.final is None:
+            self.final = final
+            self.reason = reason
+        self.scope.cancel()
+
+    # -- the handler ----------------------------------------------------
+
+    async def serve(self) -> None:
+        """Run the connection to its end; never raises (except Cancelled)."""
+        try:
+            with self.scope:
+                if await self._handshake():
+                    async with trio.open_nursery() as nursery:
+                        nursery.start_soon(self._writer)
+                        await self._reader()
+                        nursery.cancel_scope.cancel()
+        except Exception:
+            log.exception("connection %s failed", self.peer)
+            self.reason = "internal error"
+        finally:
+            if self.session is not None:
+                self.server.lobby.detach(self.session, self)
+            await self._goodbye()
+            log.info("connection %s%s closed: %s", self.peer,
+                     f" ({self.session.id})" if self.session else "", self.reason)
+
+    async def _goodbye(self) -> None:
+        """Send the final message (if the stream is clean) and close, within a bound."""
+        with trio.CancelScope(shield=True), trio.move_on_after(self.config.shutdown_timeout):
+            if self.final is not None and not self._mid_send:
+                try:
+                    await self.stream.send_all(self.conn.send(self.final))
+                except (LocalProtocolError, trio.BrokenResourceError, trio.ClosedResourceError):
+                    pass
+            try:
+                await self.stream.aclose()
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+
+    async def _receive(self) -> dict[str, Any] | None:
+        """The next message from the peer, None when it closed.
+
+        Raises:
+            ProtocolError: from the sans-IO connection (fatal or not).
+            _Silent: the peer has been silent past the heartbeat bound.
+        """
+        while True:
+            msg = self.conn.next_message()
+            if msg is CLOSED:
+                return None
+            if msg is not NEED_DATA:
+                return msg  # type: ignore[return-value]
+            deadline = self.last_heard + self.config.ping_interval + self.config.ping_timeout
+            with trio.move_on_at(deadline):
+                try:
+                    data = await self.stream.receive_some(READ_SIZE)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    data = b""
+                self.conn.receive_data(data)
+                if data:
+                    self.last_heard = trio.current_time()
+                continue
+            raise _Silent()
+
+    async def _handshake(self) -> bool:
+        """Read hello, answer welcome (or a fatal error); True when the session is open."""
+        try:
+            with trio.fail_after(self.config.handshake_timeout):
+                hello = await self._receive()
+        except trio.TooSlowError:
+            self._close(ProtocolError("handshake_timeout", "no hello within "
+                                      f"{self.config.handshake_timeout} s").to_message(),
+                        "handshake timeout")
+            return False
+        except ProtocolError as exc:
+            self._close(exc.to_message(), f"handshake failed: {exc.code}")
+            return False
+        except _Silent:
+            return False
+        if hello is None:
+            self.reason = "closed before hello"
+            return False
+        lobby = self.server.lobby
+        try:
+            version = negotiate(hello["protocol"])
+            resumed = "resume" in hello
+            if resumed:
+                session = lobby.resume(hello["resume"])
+                token = hello["resume"]
+            else:
+                session, token = lobby.new_session(hello["name"])
+        except ProtocolError as exc:
+            self._close(exc.to_message(hello.get("id")), f"handshake failed: {exc.code}")
+            return False
+        self.session = session
+        self.push({"type": "welcome", "protocol": version, "server": f"cardserver/{__version__}",
+                   "session": session.id, "token": token, "name": session.name,
+                   "resumed": resumed, "limits": self.config.limits()})
+        log.info("connection %s: session %s (%s) %s", self.peer, session.id, session.name,
+                 "resumed" if resumed else "started")
+        await lobby.attach(session, self, replace=_replaced)
+        return True
+
+    async def _reader(self) -> None:
+        assert self.session is not None
+        while True:
+            try:
+                msg = await self._receive()
+            except _Silent:
+                self.close_with_bye("heartbeat_timeout", "no answer to ping in time")
+                return
+            except ProtocolError as exc:
+                if exc.fatal:
+                    self._close(exc.to_message(), f"protocol error: {exc.code}")
+                    return
+                self.push(exc.to_message())
+                continue
+            if msg is None:
+                return
+            mtype = msg["type"]
+            if mtype == "pong":
+                continue
+            if mtype == "ping":
+                self.push({"type": "pong", "id": msg["id"]})
+                continue
+            if mtype in REQUEST_TYPES and not self.bucket.allow(trio.current_time()):
+                if self.bucket.abusive():
+                    self.close_with_bye("rate_limited", "too many requests, for too long")
+                    return
+                self.push(ProtocolError("rate_limited", f"more than {self.config.rate:g} "
+                                        "requests per second").to_message(msg.get("id")))
+                continue
+            try:
+                await self.server.lobby.handle(self.session, msg)
+            except ProtocolError as exc:
+                self.push(exc.to_message(msg.get("id")))
+            except Exception:
+                log.exception("request %s from %s failed", mtype, self.session.id)
+                self.push(ProtocolError("internal_error", "the server failed handling this "
+                                        "request").to_message(msg.get("id")))
+
+    async def _writer(self) -> None:
+        interval = self.config.ping_interval
+        next_ping = trio.current_time() + interval
+        while True:
+            msg = None
+            with trio.move_on_at(next_ping):
+                msg = await self._out_recv.receive()
+            if msg is not None:
+                await self._write(msg)
+            if trio.current_time() >= next_ping:
+                self._ping_id += 1
+                await self._write({"type": "ping", "id": self._ping_id})
+                next_ping = trio.current_time() + interval
+
+    async def _write(self, msg: dict[str, Any]) -> None:
+        try:
+            data = self.conn.send(msg)
+        except LocalProtocolError as exc:
+            log.error("not sending an invalid %s message: %s", msg.get("type"), exc)
+            return
+        self._mid_send = True
+        try:
+            await self.stream.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self.reason = "peer gone"
+            self.scope.cancel()
+            return
+        self._mid_send = False
+
+
+class _Silent(Exception):
+    """The peer sent nothing for longer than the heartbeat allows."""
+
+
+def _replaced(old: Any) -> None:
+    if isinstance(old, ClientConnection):
+        old.close_with_bye("session_resumed", "this session was resumed on another connection")

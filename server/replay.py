@@ -1,0 +1,156 @@
+"""Replaying a match's journal through the engine: crash recovery and ``cardserver replay``.
+
+:func:`apply_entry` is the one place that turns a journal row back into an
+engine call, so recovery and the replay command cannot disagree. The printed
+replay shows only the public projection (``state.view(None)`` and
+``state.project_events(events, None)``) and the reveal once the match is over.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+from engine.core import Event, State
+from engine.fairness import commitment, seed_hex, verify
+from engine.registry import get_game
+from server.store import JournalEntry, MatchRecord, Store
+
+
+class ReplayError(Exception):
+    """The journal does not replay: a row the engine refuses, or a state digest
+    that differs from the one recorded (the engine changed since the match)."""
+
+
+def apply_entry(state: State, entry: JournalEntry) -> list[Event]:
+    """Apply one journal row to ``state`` and return the raw events.
+
+    Raises:
+        engine.core.RuleError: the engine refuses the row.
+        ReplayError: an unknown row kind.
+    """
+    if entry.kind == "intent":
+        return state.apply(entry.seat, entry.intent or {})
+    if entry.kind == "resign":
+        return state.resign(entry.seat)
+    if entry.kind == "forfeit":
+        return state.forfeit(entry.seat, entry.reason or "forfeit")
+    raise ReplayError(f"unknown journal row kind {entry.kind!r} at seq {entry.seq}")
+
+
+def replay_steps(rec: MatchRecord, entries: list[JournalEntry],
+                 check_digest: bool = True) -> Iterator[tuple[State, JournalEntry, list[Event]]]:
+    """Yield ``(state, entry, raw events)`` after each row, from a fresh state.
+
+    Raises:
+        ReplayError: a row is refused or (with ``check_digest``) its digest differs.
+        engine.core.BadOption / UnknownGame: the stored game or options are unknown.
+    """
+    state = get_game(rec.game).new_state(rec.seed, rec.options)
+    for expected, entry in enumerate(entries, start=1):
+        if entry.seq != expected:
+            raise ReplayError(f"journal of {rec.id} jumps from seq {expected - 1} to {entry.seq}")
+        try:
+            events = apply_entry(state, entry)
+        except ReplayError:
+            raise
+        except Exception as exc:
+            raise ReplayError(f"seq {entry.seq} of {rec.id} does not replay: {exc}") from exc
+        if check_digest and entry.digest and state.digest() != entry.digest:
+            raise ReplayError(f"state digest differs after seq {entry.seq} of {rec.id}")
+        yield state, entry, events
+
+
+def rebuild(rec: MatchRecord, entries: list[JournalEntry]) -> State:
+    """The match's state after its whole journal.
+
+    Raises:
+        ReplayError: see :func:`replay_steps`.
+    """
+    last: State | None = None
+    for last, _entry, _events in replay_steps(rec, entries):  # noqa: B007
+        pass
+    return last if last is not None else get_game(rec.game).new_state(rec.seed, rec.options)
+
+
+def public_record(rec: MatchRecord, entries: list[JournalEntry]) -> dict[str, Any]:
+    """The whole match as a spectator would have seen it, plus the reveal when finished.
+
+    Raises:
+        ReplayError: see :func:`replay_steps`.
+    """
+    start = get_game(rec.game).new_state(rec.seed, rec.options)
+    moves = []
+    for state, entry, events in replay_steps(rec, entries):
+        moves.append({"seq": entry.seq, "seat": entry.seat, "kind": entry.kind,
+                      "intent": entry.intent, "reason": entry.reason, "by": entry.by,
+                      "ts": entry.ts, "events": state.project_events(events, None),
+                      "view": state.view(None)})
+    out: dict[str, Any] = {
+        "match": rec.id, "game": rec.game, "options": rec.options, "status": rec.status,
+        "created": rec.created, "finished": rec.finished,
+        "players": [{"seat": s.seat, "name": s.name, "bot": s.bot} for s in rec.seats],
+        "commitment": commitment(rec.seed, rec.salt),
+        "start": start.view(None), "moves": moves,
+    }
+    if rec.status == "finished":
+        out["result"] = {"winner": rec.winner, "reason": rec.reason}
+        out["reveal"] = {"seed": seed_hex(rec.seed), "salt": rec.salt}
+        out["verified"] = verify(seed_hex(rec.seed), rec.salt, out["commitment"])
+    return out
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def print_record(record: dict[str, Any], out: TextIO = sys.stdout) -> None:
+    """Print a :func:`public_record` for people: one line per move and its public events."""
+    players = ", ".join(f"seat {p['seat']}: {p['name'] or '-'}" + (f" (bot {p['bot']})"
+                        if p["bot"] else "") for p in record["players"])
+    print(f"match {record['match']}  game {record['game']}  status {record['status']}", file=out)
+    print(f"options {_compact(record['options'])}", file=out)
+    print(f"players {players}", file=out)
+    print(f"commitment {record['commitment']}", file=out)
+    print(f"start {_compact(record['start'])}", file=out)
+    for move in record["moves"]:
+        what = _compact(move["intent"]) if move["kind"] == "intent" else move["kind"]
+        if move["reason"]:
+            what += f" ({move['reason']})"
+        by = "" if move["by"] == "seat" else f" [by {move['by']}]"
+        print(f"{move['seq']:5d}  seat {move['seat']}  {what}{by}", file=out)
+        for event in move["events"]:
+            print(f"       {_compact(event)}", file=out)
+    if "result" in record:
+        print(f"result {_compact(record['result'])}", file=out)
+        reveal = record["reveal"]
+        print(f"reveal seed {reveal['seed']} salt {reveal['salt']} "
+              f"({'matches' if record['verified'] else 'DOES NOT match'} the commitment)",
+              file=out)
+    else:
+        print("not finished: the seed stays secret until the match ends", file=out)
+
+
+def replay_command(match_id: str, db: str, as_json: bool, out: TextIO = sys.stdout) -> int:
+    """Run ``cardserver replay``; returns the exit status (1: no such match or bad journal)."""
+    store = Store(db)
+    try:
+        rec = store.load_match(match_id)
+        if rec is None:
+            print(f"cardserver replay: no match {match_id!r} in {db}", file=sys.stderr)
+            return 1
+        try:
+            record = public_record(rec, store.journal(match_id))
+        except ReplayError as exc:
+            print(f"cardserver replay: {exc}", file=sys.stderr)
+            return 1
+    finally:
+        store.close()
+    if as_json:
+        json.dump(record, out, indent=None, separators=(",", ":"))
+        out.write("\n")
+    else:
+        print_record(record, out)
+    return 0
