@@ -33,7 +33,7 @@ class GameResult:
     """One finished random game."""
 
     seed: int
-    turns: int  # turns played (the last one included)
+    turns: int  # turns played: the number of the last turn
     closed: tuple[int, int]  # closed arrays per seat at the end
     winner: int | None
     reason: str
@@ -56,8 +56,7 @@ def play_random_game(seed: int, player_seeds: tuple[int, int], cap: int) -> Game
         steps += 1
     view = state.view(None)
     closed = (view["players"][0]["closed"], view["players"][1]["closed"])
-    turns = view["turn"] - 1 if outcome.reason in ("cap", "stuck") else view["turn"]
-    return GameResult(seed, turns, closed, outcome.winner, outcome.reason, steps)
+    return GameResult(seed, view["turn"], closed, outcome.winner, outcome.reason, steps)
 
 
 def simulate(games: int, seed: int, cap: int, progress: Any = None) -> list[GameResult]:

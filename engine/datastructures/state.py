@@ -503,13 +503,14 @@ class DSState(State):
             self.idle_turns = 0
         else:
             self.idle_turns += 1
-        self.turn += 1
-        if self.turn > self.cap:
+        # A game that ends here keeps the number of its last turn.
+        if self.turn >= self.cap:
             self._finish(self._score("cap"), events)
             return events
         if self.idle_turns >= STUCK_TURNS:
             self._finish(self._score("stuck"), events)
             return events
+        self.turn += 1
         nxt = 1 - seat
         self.current = nxt
         self.phase = PLAY

@@ -184,11 +184,11 @@ def test_every_game_ends_within_its_cap(seed, player_seed, cap):
     steps = 0
     for state, _seat, _intent in random_game(seed, player_seed, cap):
         steps += 1
-        assert state.turn <= cap + 1
+        assert state.turn <= cap
         assert steps < 2000 * cap
     assert state.outcome() is not None
     if state.outcome().reason == "cap":
-        assert state.turn == cap + 1
+        assert state.turn == cap
 
 
 @FEW

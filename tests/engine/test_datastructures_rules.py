@@ -419,7 +419,7 @@ def test_D12_cap_ends_game_closed_arrays_then_open_cards_then_draw():
     assert state.outcome() is None and state.turn == 2
     _finish_turn(state)
     assert state.outcome().to_dict() == {"winner": 1, "reason": "cap"}
-    assert state.turn == 3 and state.to_move() == ()
+    assert state.turn == 2 and state.to_move() == ()
     # A closed array beats any number of open cards.
     state = arrange(closed=([True, False, False], [False] * 3),
                     arrays=([[], [], []], [list(RUN_11), ["2D"], []]), cap=1)
@@ -449,7 +449,7 @@ def test_D13_stuck_game_ends_after_20_idle_turns_with_empty_deck_and_discard():
     assert state.outcome() is None and state.idle_turns == 19
     _finish_turn(state)
     assert state.outcome().to_dict() == {"winner": 0, "reason": "stuck"}
-    assert state.turn == 21
+    assert state.turn == 20
     # A card placed on an array starts the count again.
     state = arrange(**kwargs)
     for _ in range(10):
