@@ -1,0 +1,634 @@
+"""The trio client connection every client program uses (TUI, bots, tests, load scripts).
+
+Usage::
+
+    from client.session import open_session, ServerError
+
+    async with open_session("127.0.0.1", 7777, name="alice", client="mybot/0.1",
+                            reconnect=True) as session:
+        reply = await session.request({"type": "create", "game": "war"})
+        match = reply["match"]
+        async for push in session.pushes:          # snapshot, presence, chat, bye, error
+            if push["type"] == "snapshot" and push["legal"]:
+                await session.request({"type": "intent", "match": match,
+                                       "seq": push["seq"], "intent": push["legal"][0]})
+
+What it does:
+
+* connects, sends ``hello`` (with ``resume`` when it holds a token), waits for
+  ``welcome``, and keeps the resume token (``session.token``);
+* :meth:`Session.request` assigns the ``id``, sends, and returns the ``ok`` reply
+  or raises :class:`ServerError` for an ``error`` reply;
+* every other server message (snapshot, presence, chat, bye, and errors that
+  answer no request of ours) goes to ``session.pushes``, a bounded trio memory
+  channel that survives reconnections and closes when the session ends;
+* answers the server's pings, sends its own every ``ping_interval`` seconds,
+  keeps the last round-trip time in ``session.rtt``, and declares the
+  connection dead when a ping stays unanswered for ``ping_timeout`` seconds;
+* with ``reconnect=True``, when the connection drops (or the server says
+  ``bye``) it reconnects with exponential backoff and jitter, resumes with the
+  token, and the server re-sends a fresh snapshot of every match it sits in;
+  requests in flight at the drop fail with :class:`ConnectionLost`, requests
+  made while reconnecting wait for the new connection;
+* ``session.state`` is one of :class:`SessionState` (connecting, connected,
+  reconnecting, closed); ``on_state`` is called on each change.
+
+Tasks per connection: one reader, one writer fed by a bounded channel, one
+heartbeat. Everything on the wire goes through :class:`protocol.connection.Connection`.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import logging
+import math
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from protocol.connection import CLOSED, NEED_DATA, Connection
+from protocol.errors import CODES, ProtocolError
+from protocol.version import PROTOCOL_VERSIONS, __version__
+
+log = logging.getLogger(__name__)
+
+#: A coroutine that opens a byte stream to the server (the default uses TCP).
+StreamFactory = Callable[[], Awaitable[trio.abc.Stream]]
+
+READ_SIZE = 65536
+#: Error codes after which reconnecting cannot help.
+FINAL_CODES = frozenset({"bad_token", "unsupported_version", "handshake_required", "bad_message"})
+
+
+class SessionState(enum.Enum):
+    """Where the session is; the TUI shows it."""
+
+    CONNECTING = "connecting"
+    CONNECTED = "connected"
+    RECONNECTING = "reconnecting"
+    CLOSED = "closed"
+
+
+class SessionError(Exception):
+    """Base of the errors this module raises."""
+
+
+class ServerError(SessionError):
+    """The server answered ``error``.
+
+    Attributes:
+        code: the error code (see protocol.errors.CODES).
+        message: the server's human-readable text.
+        reply: the whole error message (``field``, ``match``, ``versions``...).
+    """
+
+    def __init__(self, code: str, message: str, reply: dict[str, Any] | None = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.reply = reply or {}
+        self.field = self.reply.get("field")
+        self.match = self.reply.get("match")
+        self.versions = self.reply.get("versions")
+
+
+class ConnectionLost(SessionError):
+    """The connection dropped before the reply came; the request may or may not have run."""
+
+
+class SessionClosed(SessionError):
+    """The session is over (closed by us, by the server, or reconnection gave up)."""
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Reconnection delays: ``initial * factor**attempt`` capped at ``maximum``, then
+    multiplied by a random factor in ``[1 - jitter, 1]`` so clients spread out."""
+
+    initial: float = 0.25
+    maximum: float = 10.0
+    factor: float = 2.0
+    jitter: float = 0.5
+    #: Give up after this many failed attempts in a row (None: never).
+    attempts: int | None = None
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        """The delay before attempt number ``attempt`` (0-based)."""
+        base = min(self.maximum, self.initial * self.factor ** min(attempt, 64))
+        return base * (1 - self.jitter * rng.random())
+
+
+class _Waiter:
+    """One request waiting for its reply."""
+
+    __slots__ = ("event", "reply", "error")
+
+    def __init__(self) -> None:
+        self.event = trio.Event()
+        self.reply: dict[str, Any] | None = None
+        self.error: SessionError | None = None
+
+    def resolve(self, reply: dict[str, Any] | None, error: SessionError | None = None) -> None:
+        if not self.event.is_set():
+            self.reply, self.error = reply, error
+            self.event.set()
+
+
+class _Link:
+    """One live connection: the stream, its sans-IO Connection, and its outbox."""
+
+    def __init__(self, stream: trio.abc.Stream, conn: Connection, outbox_size: int) -> None:
+        self.stream = stream
+        self.conn = conn
+        self.out_send, self.out_recv = trio.open_memory_channel[bytes](outbox_size)
+        self.pings: dict[int, float] = {}  # ping id -> time sent
+        self.dead_reason: str | None = None
+
+
+class Session:
+    """A client session; build it with :func:`open_session`.
+
+    Attributes:
+        state: the :class:`SessionState`.
+        token: the resume token from the latest welcome (persist it to resume later).
+        session_id: the server's session id.
+        welcome: the latest welcome message.
+        limits: ``welcome["limits"]``.
+        resumed: True when the latest welcome resumed an earlier session.
+        rtt: the latest ping round-trip time in seconds, or None before the first pong.
+        pushes: receive channel of every server message that is not a reply.
+        close_reason: why the session ended (a code such as ``"server_shutdown"``).
+        reconnects: how many times the session reconnected successfully.
+    """
+
+    def __init__(
+        self,
+        connect: StreamFactory,
+        *,
+        name: str,
+        client: str,
+        token: str | None = None,
+        reconnect: bool = False,
+        backoff: Backoff | None = None,
+        ping_interval: float | None = None,
+        ping_timeout: float | None = None,
+        handshake_timeout: float = 10.0,
+        on_state: Callable[[SessionState], None] | None = None,
+        push_buffer: int = 1024,
+        outbox_size: int = 64,
+        seed: int | None = None,
+    ) -> None:
+        self._connect = connect
+        self.name = name
+        self.client = client
+        self.token = token
+        self.reconnect = reconnect
+        self.backoff = backoff or Backoff()
+        self._ping_interval = ping_interval
+        self._ping_timeout = ping_timeout
+        self.handshake_timeout = handshake_timeout
+        self.on_state = on_state
+        self._outbox_size = outbox_size
+        self._rng = random.Random(seed)
+        self.state = SessionState.CONNECTING
+        self.session_id: str | None = None
+        self.welcome: dict[str, Any] | None = None
+        self.limits: dict[str, Any] = {}
+        self.resumed = False
+        self.rtt: float | None = None
+        self.close_reason: str | None = None
+        self.reconnects = 0
+        self._push_send, self.pushes = trio.open_memory_channel[dict[str, Any]](push_buffer)
+        self._ids = itertools.count(1)
+        self._pending: dict[int, _Waiter] = {}
+        self._link: _Link | None = None
+        self._connected = trio.Event()
+        self._closed = trio.Event()
+        self._cancel: trio.CancelScope | None = None
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def ping_interval(self) -> float:
+        """Seconds between our pings (ours if given, else the server's, else 10)."""
+        if self._ping_interval is not None:
+            return self._ping_interval
+        return float(self.limits.get("ping_interval") or 10.0)
+
+    @property
+    def ping_timeout(self) -> float:
+        """Seconds a ping may stay unanswered before the connection counts as dead."""
+        if self._ping_timeout is not None:
+            return self._ping_timeout
+        return float(self.limits.get("ping_timeout") or 30.0)
+
+    async def request(self, msg: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        """Send a request with a fresh ``id`` and return the ``ok`` reply.
+
+        Args:
+            msg: the request without ``id`` (an ``id`` given is replaced).
+            timeout: seconds to wait for the reply (None: no limit).
+
+        Raises:
+            ServerError: the server answered ``error``.
+            ConnectionLost: the connection dropped before the reply.
+            SessionClosed: the session is closed (or closes while waiting).
+            protocol.errors.LocalProtocolError: ``msg`` is not a valid request.
+            trio.TooSlowError: ``timeout`` passed.
+        """
+        rid = next(self._ids)
+        waiter = _Waiter()
+        self._pending[rid] = waiter
+        try:
+            with trio.fail_after(math.inf if timeout is None else timeout):
+                await self._enqueue({**msg, "id": rid})
+                await waiter.event.wait()
+        finally:
+            self._pending.pop(rid, None)
+        if waiter.error is not None:
+            raise waiter.error
+        assert waiter.reply is not None
+        if waiter.reply["type"] == "error":
+            raise ServerError(waiter.reply["code"], waiter.reply["message"], waiter.reply)
+        return waiter.reply
+
+    async def send(self, msg: dict[str, Any]) -> None:
+        """Send a message without waiting for any reply (waits for a connection).
+
+        Raises:
+            SessionClosed: the session is closed.
+            protocol.errors.LocalProtocolError: ``msg`` is not valid.
+        """
+        await self._enqueue(msg)
+
+    async def next_push(self, timeout: float | None = None) -> dict[str, Any]:
+        """The next pushed message.
+
+        Raises:
+            SessionClosed: the session ended and every push was taken.
+            trio.TooSlowError: ``timeout`` passed.
+        """
+        try:
+            with trio.fail_after(math.inf if timeout is None else timeout):
+                return await self.pushes.receive()
+        except trio.EndOfChannel:
+            raise SessionClosed(self.close_reason or "closed") from None
+
+    async def wait_connected(self) -> None:
+        """Return once the session is connected.
+
+        Raises:
+            SessionClosed: the session is closed instead.
+        """
+        while True:
+            if self.state is SessionState.CLOSED:
+                raise SessionClosed(self.close_reason or "closed")
+            if self._connected.is_set():
+                return
+            await self._wait_connected_or_closed()
+
+    async def ping(self) -> float:
+        """Ping the server now and return the round-trip time in seconds.
+
+        Raises:
+            ConnectionLost, SessionClosed: as for :meth:`request`.
+        """
+        start = trio.current_time()
+        rid = next(self._ids)
+        waiter = _Waiter()
+        self._pending[rid] = waiter
+        try:
+            await self._enqueue({"type": "ping", "id": rid})
+            await waiter.event.wait()
+        finally:
+            self._pending.pop(rid, None)
+        if waiter.error is not None:
+            raise waiter.error
+        self.rtt = trio.current_time() - start
+        return self.rtt
+
+    async def aclose(self) -> None:
+        """Close the session: the connection, the tasks, and the pushes channel."""
+        self._shutdown("closed")
+        if self._link is not None:
+            await _close_stream(self._link.stream)
+
+    # ------------------------------------------------------------------ internals
+
+    def _set_state(self, state: SessionState) -> None:
+        if state is self.state:
+            return
+        self.state = state
+        log.debug("session %s: %s", self.name, state.value)
+        if self.on_state is not None:
+            try:
+                self.on_state(state)
+            except Exception:  # a broken callback must not kill the connection
+                log.exception("on_state callback failed")
+
+    def _shutdown(self, reason: str) -> None:
+        if self.state is SessionState.CLOSED:
+            return
+        self.close_reason = self.close_reason or reason
+        self._fail_pending(SessionClosed(self.close_reason))
+        self._set_state(SessionState.CLOSED)
+        self._push_send.close()
+        self._closed.set()
+        self._connected.set()  # wake waiters; they see CLOSED
+        if self._cancel is not None:
+            self._cancel.cancel()
+
+    def _fail_pending(self, error: SessionError) -> None:
+        for waiter in self._pending.values():
+            waiter.resolve(None, error)
+
+    async def _wait_connected_or_closed(self) -> None:
+        await self._connected.wait()
+
+    async def _enqueue(self, msg: dict[str, Any]) -> None:
+        while True:
+            if self.state is SessionState.CLOSED:
+                raise SessionClosed(self.close_reason or "closed")
+            link = self._link
+            if link is not None and self._connected.is_set():
+                data = link.conn.send(msg)  # validates; raises LocalProtocolError
+                try:
+                    await link.out_send.send(data)
+                except (trio.ClosedResourceError, trio.BrokenResourceError):
+                    raise ConnectionLost("the connection dropped") from None
+                return
+            await self._wait_connected_or_closed()
+
+    async def _open_link(self) -> _Link:
+        """Connect and handshake.
+
+        Raises:
+            OSError: the connection failed.
+            ServerError: the server refused the hello.
+            ConnectionLost: the server closed during the handshake.
+            trio.TooSlowError: no welcome within ``handshake_timeout``.
+        """
+        stream = await self._connect()
+        try:
+            with trio.fail_after(self.handshake_timeout):
+                return await self._handshake(stream)
+        except BaseException:
+            await _close_stream(stream)
+            raise
+
+    async def _handshake(self, stream: trio.abc.Stream) -> _Link:
+        conn = Connection("client")
+        hello: dict[str, Any] = {
+            "type": "hello",
+            "protocol": list(PROTOCOL_VERSIONS),
+            "name": self.name,
+            "client": self.client,
+        }
+        if self.token:
+            hello["resume"] = self.token
+        await stream.send_all(conn.send(hello))
+        while True:
+            try:
+                msg = conn.next_message()
+            except ProtocolError as exc:
+                raise ConnectionLost(f"bad handshake reply: {exc}") from None
+            if msg is NEED_DATA:
+                data = await stream.receive_some(READ_SIZE)
+                conn.receive_data(data)
+                continue
+            if msg is CLOSED:
+                raise ConnectionLost("the server closed during the handshake")
+            assert isinstance(msg, dict)
+            if msg["type"] == "welcome":
+                break
+            if msg["type"] == "error":
+                raise ServerError(msg["code"], msg["message"], msg)
+            raise ConnectionLost(f"the server said {msg['type']} during the handshake")
+        self.welcome = msg
+        self.token = msg["token"]
+        self.session_id = msg["session"]
+        self.limits = dict(msg["limits"])
+        self.resumed = bool(msg["resumed"])
+        return _Link(stream, conn, self._outbox_size)
+
+    async def _supervise(self, link: _Link, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """Serve links one after the other until the session ends."""
+        with trio.CancelScope() as scope:
+            self._cancel = scope
+            task_status.started()
+            while True:
+                reason = await self._serve(link)
+                if self.state is SessionState.CLOSED:
+                    return
+                self.close_reason = reason
+                if not self.reconnect:
+                    break
+                next_link = await self._reconnect_loop()
+                if next_link is None:
+                    break
+                link = next_link
+                self.reconnects += 1
+        self._shutdown(self.close_reason or "closed")
+
+    async def _serve(self, link: _Link) -> str:
+        """Run one link's reader, writer and heartbeat; return why it ended."""
+        self._link = link
+        self._connected.set()
+        self._set_state(SessionState.CONNECTED)
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._reader, link, nursery.cancel_scope)
+                nursery.start_soon(self._writer, link, nursery.cancel_scope)
+                nursery.start_soon(self._heartbeat, link, nursery.cancel_scope)
+        finally:
+            self._connected = trio.Event()
+            self._link = None
+            link.out_send.close()
+            await _close_stream(link.stream)
+            self._fail_pending(ConnectionLost(link.dead_reason or "connection lost"))
+        return link.dead_reason or "connection lost"
+
+    async def _reconnect_loop(self) -> _Link | None:
+        """Reconnect with backoff; None when giving up (final error or attempts used)."""
+        self._set_state(SessionState.RECONNECTING)
+        attempt = 0
+        while self.backoff.attempts is None or attempt < self.backoff.attempts:
+            await trio.sleep(self.backoff.delay(attempt, self._rng))
+            attempt += 1
+            try:
+                return await self._open_link()
+            except ServerError as exc:
+                log.info("reconnect refused: %s", exc)
+                if exc.code in FINAL_CODES:
+                    self.close_reason = exc.code
+                    await self._push({"type": "error", "code": exc.code, "message": exc.message})
+                    return None
+            except (OSError, trio.BrokenResourceError, trio.TooSlowError, ConnectionLost) as exc:
+                log.info("reconnect attempt %d failed: %r", attempt, exc)
+        self.close_reason = "reconnect_failed"
+        return None
+
+    async def _push(self, msg: dict[str, Any]) -> None:
+        try:
+            await self._push_send.send(msg)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            pass
+
+    async def _reader(self, link: _Link, scope: trio.CancelScope) -> None:
+        conn = link.conn
+        try:
+            while True:
+                try:
+                    msg = conn.next_message()
+                except ProtocolError as exc:
+                    if exc.fatal:
+                        link.dead_reason = exc.code
+                        return
+                    log.warning("ignoring a bad message from the server: %s", exc)
+                    continue
+                if msg is NEED_DATA:
+                    try:
+                        data = await link.stream.receive_some(READ_SIZE)
+                    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                        data = b""
+                    conn.receive_data(data)
+                    continue
+                if msg is CLOSED:
+                    link.dead_reason = link.dead_reason or "connection closed"
+                    return
+                assert isinstance(msg, dict)
+                await self._dispatch(link, msg)
+        finally:
+            scope.cancel()
+
+    async def _dispatch(self, link: _Link, msg: dict[str, Any]) -> None:
+        mtype = msg["type"]
+        if mtype == "ping":
+            await link.out_send.send(link.conn.send({"type": "pong", "id": msg["id"]}))
+            return
+        if mtype == "pong":
+            sent = link.pings.pop(msg["id"], None)
+            if sent is not None:
+                self.rtt = trio.current_time() - sent
+            waiter = self._pending.get(msg["id"])
+            if waiter is not None:
+                waiter.resolve(msg)
+            return
+        if mtype in ("ok", "error") and "id" in msg:
+            waiter = self._pending.get(msg["id"])
+            if waiter is not None:
+                waiter.resolve(msg)
+                return
+        if mtype == "bye":
+            link.dead_reason = msg["reason"]
+        elif mtype == "error" and CODES.get(msg["code"]) and CODES[msg["code"]].fatal:
+            link.dead_reason = msg["code"]
+        await self._push(msg)
+
+    async def _writer(self, link: _Link, scope: trio.CancelScope) -> None:
+        try:
+            async for data in link.out_recv:
+                await link.stream.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            link.dead_reason = link.dead_reason or "write failed"
+        finally:
+            scope.cancel()
+
+    async def _heartbeat(self, link: _Link, scope: trio.CancelScope) -> None:
+        """Ping every ping_interval; a ping unanswered for ping_timeout kills the link."""
+        next_ping = trio.current_time() + self.ping_interval
+        while True:
+            now = trio.current_time()
+            oldest = min(link.pings.values(), default=None)
+            if oldest is not None and now - oldest >= self.ping_timeout:
+                link.dead_reason = "heartbeat_timeout"
+                scope.cancel()
+                return
+            if now >= next_ping:
+                pid = next(self._ids)
+                link.pings[pid] = now  # counted even if the writer is stuck
+                oldest = now if oldest is None else oldest
+                try:
+                    link.out_send.send_nowait(link.conn.send({"type": "ping", "id": pid}))
+                except trio.WouldBlock:
+                    pass
+                next_ping = now + self.ping_interval
+            wake = next_ping if oldest is None else min(next_ping, oldest + self.ping_timeout)
+            await trio.sleep_until(wake)
+
+
+async def _close_stream(stream: trio.abc.Stream) -> None:
+    with trio.CancelScope(shield=True):
+        try:
+            await stream.aclose()
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            pass
+
+
+def tcp_connector(host: str, port: int) -> StreamFactory:
+    """A StreamFactory that opens a TCP connection (Nagle off: frames go out at once)."""
+
+    async def connect() -> trio.abc.Stream:
+        stream = await trio.open_tcp_stream(host, port)
+        try:
+            import socket
+
+            stream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
+        except (OSError, AttributeError):
+            pass
+        return stream
+
+    return connect
+
+
+@asynccontextmanager
+async def open_session(
+    host: str | None = None,
+    port: int | None = None,
+    *,
+    name: str,
+    client: str = f"cardclient/{__version__}",
+    token: str | None = None,
+    connect: StreamFactory | None = None,
+    **options: Any,
+) -> AsyncIterator[Session]:
+    """Connect, handshake, and yield a running :class:`Session`; close it on exit.
+
+    Args:
+        host, port: the server (ignored when ``connect`` is given).
+        name: display name (1..32 characters).
+        client: client software and version, e.g. ``"mybot/0.1"``.
+        token: a resume token from an earlier session, to take its seats back.
+        connect: a coroutine function returning a trio Stream (tests use memory
+            streams); default: TCP to ``host:port``.
+        **options: passed to :class:`Session`: ``reconnect``, ``backoff``,
+            ``ping_interval``, ``ping_timeout``, ``handshake_timeout``, ``on_state``,
+            ``push_buffer``, ``outbox_size``, ``seed``.
+
+    Raises:
+        OSError: the first connection failed.
+        ServerError: the server refused the hello (``bad_token``, ``unsupported_version``...).
+        ConnectionLost: the server closed during the handshake.
+        trio.TooSlowError: no welcome within ``handshake_timeout``.
+    """
+    if connect is None:
+        if host is None or port is None:
+            raise ValueError("give host and port, or connect")
+        connect = tcp_connector(host, port)
+    session = Session(connect, name=name, client=client, token=token, **options)
+    try:
+        link = await session._open_link()
+    except BaseException:
+        session._shutdown("connect failed")
+        raise
+    async with trio.open_nursery() as nursery:
+        await nursery.start(session._supervise, link)
+        try:
+            yield session
+        finally:
+            await session.aclose()
