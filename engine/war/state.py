@@ -1,17 +1,20 @@
 """One play-through of War: the rules W1-W6 and R0.1/R0.4 as a state machine.
 
-The table during a battle is a list of *steps*. Step 0 is the battle's flip
-(one face-up card each); every tie adds a war step (one face-down card, then
-one face-up card each, W2). A step is a list ``[down0, down1, up0, up1]`` of
-card ids, ``None`` where a seat placed no such card (W4: a seat with one card
-left plays it face up; a seat with none lets its last face-up card stand).
+The table during a battle is a flat list of *steps*, four slots each:
+``[down0, down1, up0, up1]`` (card ids, ``None`` where a seat placed no such
+card). Step 0 is the battle's flip (one face-up card each); every tie adds a
+war step (one face-down card, then one face-up card each, W2). W4: in a war
+step a seat with one card left plays it face up; a seat with none places
+nothing and its last face-up card stands.
 
 A seat flips by placing its cards for the current step at once; the step
-resolves when every seat that has to flip has flipped (W6). The only source
-of randomness is ``self.rng``, a ``random.Random(seed)`` (R0.1).
-
-This module holds the rules only. What a seat may see is computed in
+resolves when every seat that has to flip has flipped, in either order (W6).
+The only source of randomness is ``self.rng``, a ``random.Random(seed)``
+(R0.1). This module holds the rules only; what a seat may see is computed in
 :mod:`engine.war.view`, the game's one projection.
+
+``apply`` inlines the plain battle (no tie), which is most of every game,
+because the engine must run within 2x of a bare loop (scripts/bench_war.py).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import hashlib
 import random
 from collections import deque
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from engine.cards import DECK_SIZE, RANKS
 from engine.core import Event, GameOver, IllegalIntent, Intent, NotYourTurn, Outcome, State, View
@@ -28,8 +31,12 @@ from engine.core import Event, GameOver, IllegalIntent, Intent, NotYourTurn, Out
 if TYPE_CHECKING:
     from engine.war.game import WarGame
 
-#: The one War intent (W6).
+#: The one War intent (W6); ``apply`` compares against this private copy.
 FLIP: dict[str, str] = {"type": "flip"}
+#: The intent ``legal`` hands out, shared between calls to keep the engine fast:
+#: callers must not mutate it (``apply`` never reads it, so doing so cannot change
+#: the rules, only what later ``legal`` calls report).
+_FLIP_INTENT: dict[str, str] = {"type": "flip"}
 
 #: Outcome reasons (also in docs/rules.md).
 REASON_ALL_CARDS = "all_cards"    # W5: one seat holds all 52 cards
@@ -39,29 +46,36 @@ REASON_SHORT_WAR = "short_war"    # W4 (variant lose): too few cards for a war
 REASON_RESIGN = "resign"          # R0.4
 
 SEATS = (0, 1)
+STEP = 4   # slots per step on the table: down0, down1, up0, up1
+
+
+def steps_of(table: list[int | None]) -> list[list[int | None]]:
+    """The flat table cut into steps ``[down0, down1, up0, up1]``, first step first."""
+    return [table[i:i + STEP] for i in range(0, len(table), STEP)]
 
 
 class WarState(State):
     """A War match in progress (or finished). Mutable; one owner at a time.
 
-    Public read-only attributes used by the projection and by tools:
-    ``decks`` (two deques, top card first), ``steps`` (the current battle's
-    table), ``pending`` (seats that still have to flip this step), ``battle``
-    (number of the current battle, 1-based), ``battles`` (battles resolved),
-    ``wars`` (ties so far, a double war counts two), ``last`` (the last resolved
-    battle: ``(number, winner, steps)`` or None).
+    Read-only attributes for the projection and tools: ``decks`` (two deques,
+    top card first), ``table`` (the current battle, flat, see the module doc;
+    empty once a battle ended the game), ``pending`` (per seat: still has to
+    flip this step), ``battle`` (current battle number, 1-based), ``battles``
+    (battles resolved), ``wars`` (ties so far; a double war counts two),
+    ``last`` (the last resolved battle: ``(number, winner, table)``, or None).
     """
 
     __slots__ = (
-        "game", "seed", "options", "rng", "decks", "steps", "pending", "battle",
-        "battles", "wars", "last", "_outcome", "_cap", "_played", "_lose",
+        "game", "seed", "options", "rng", "decks", "table", "pending", "battle",
+        "wars", "last", "_outcome", "_cap", "_played", "_lose", "_shuffle",
     )
 
     def __init__(self, game: WarGame, seed: int, options: dict[str, Any]) -> None:
         """Shuffle one 52-card deck with ``random.Random(seed)`` and deal 26 each (W1).
 
         The deal alternates, seat 0 first: seat 0 gets the shuffled deck's
-        cards 0, 2, 4, ..., seat 1 gets 1, 3, 5, ...
+        cards 0, 2, 4, ..., seat 1 gets 1, 3, 5, ... ``options`` must already be
+        normalized (:meth:`engine.core.Game.normalize_options`).
 
         Raises:
             ValueError: ``seed`` is not an int in ``[0, 2**256)``.
@@ -75,29 +89,30 @@ class WarState(State):
         self._played: bool = options["return"] == "played"
         self._lose: bool = options["short_war"] == "lose"
         self.rng = random.Random(seed)
+        self._shuffle = self.rng.shuffle
         cards = list(range(DECK_SIZE))
         self.rng.shuffle(cards)
         self.decks: tuple[deque[int], deque[int]] = (deque(cards[0::2]), deque(cards[1::2]))
-        self.steps: list[list[int | None]] = [[None, None, None, None]]
+        self.table: list[int | None] = [None, None, None, None]
         self.pending: list[bool] = [True, True]
         self.battle = 1
-        self.battles = 0
         self.wars = 0
-        self.last: tuple[int, int, list[list[int | None]]] | None = None
+        self.last: tuple[int, int, list[int | None]] | None = None
         self._outcome: Outcome | None = None
 
     # ----------------------------------------------------------------- moves
 
     def legal(self, seat: int) -> list[Intent]:
-        """``[{"type": "flip"}]`` while ``seat`` still has to flip this step, else ``[]``."""
-        if self._outcome is None and (seat == 0 or seat == 1) and self.pending[seat]:
-            return [{"type": "flip"}]
+        """``[{"type": "flip"}]`` while ``seat`` still has to flip this step, else ``[]``.
+
+        The list is new on each call; the intent in it is shared: do not mutate it.
+        """
+        if (seat == 0 or seat == 1) and self.pending[seat]:   # all False once over
+            return [_FLIP_INTENT]
         return []
 
     def to_move(self) -> tuple[int, ...]:
         """Seats that still have to flip in the current step (either order, W6)."""
-        if self._outcome is not None:
-            return ()
         pending = self.pending
         return tuple(seat for seat in SEATS if pending[seat])
 
@@ -117,90 +132,119 @@ class WarState(State):
             IllegalIntent: ``seat`` is not 0 or 1, or the intent is not exactly
                 ``{"type": "flip"}``.
         """
+        pending = self.pending
+        if not ((seat == 0 or seat == 1) and pending[seat] and intent == FLIP):
+            self._refuse(seat, intent)
+        table = self.table
+        if len(table) != STEP:
+            return self._war_flip(seat)
+        # The battle's flip (the hot path): one face-up card.
+        up = table[2 + seat] = self.decks[seat].popleft()
+        pending[seat] = False
+        if pending[1 - seat]:   # the other seat has yet to flip
+            return [{"type": "flip", "seat": seat, "up": up}]
+        events: list[Event] = [{"type": "flip", "seat": seat, "up": up}]
+        battle = self.battle
+        up0 = table[2]
+        up1 = table[3]
+        r0 = RANKS[up0]
+        r1 = RANKS[up1]
+        if r0 == r1:
+            self._start_war(events)
+            return events
+        winner = 0 if r0 > r1 else 1
+        if self._played:   # W3 variant: the winner's card first
+            pile = [up0, up1] if r0 > r1 else [up1, up0]
+        else:
+            pile = [up0, up1]
+            self._shuffle(pile)
+        deck = self.decks[winner]
+        deck.extend(pile)
+        events.append({"type": "battle", "battle": battle, "winner": winner})
+        self.last = (battle, winner, table)
+        if len(deck) == DECK_SIZE or battle >= self._cap:
+            self._game_end(winner, events)
+        else:
+            self.battle = battle + 1
+            self.table = [None, None, None, None]
+            pending[0] = pending[1] = True
+        return events
+
+    def _refuse(self, seat: int, intent: Mapping[str, Any]) -> NoReturn:
+        """Raise the error that says why ``apply(seat, intent)`` is refused."""
         if self._outcome is not None:
             raise GameOver("the game is over", rule="W5")
-        if seat != 0 and seat != 1:
+        if isinstance(seat, bool) or seat not in SEATS:
             raise IllegalIntent(f"no seat {seat!r} in War (seats are 0 and 1)", rule="W1")
         if not self.pending[seat]:
             raise NotYourTurn(f"seat {seat} has nothing to flip now", rule="W6")
-        if intent != FLIP:
-            raise IllegalIntent(f"the only War intent is {{'type': 'flip'}}, got {intent!r}",
-                                rule="W6")
+        raise IllegalIntent(f"the only War intent is {{'type': 'flip'}}, got {intent!r}",
+                            rule="W6")
+
+    def _war_flip(self, seat: int) -> list[Event]:
+        """A flip in a war step: face down then face up, or one card face up (W2, W4)."""
         deck = self.decks[seat]
-        step = self.steps[-1]
+        base = len(self.table) - STEP
         down = None
-        if len(self.steps) > 1 and len(deck) > 1:   # a war step: face-down card first (W2)
-            down = step[seat] = deck.popleft()
-        up = step[2 + seat] = deck.popleft()
+        if len(deck) > 1:
+            down = self.table[base + seat] = deck.popleft()
+        up = self.table[base + 2 + seat] = deck.popleft()
         self.pending[seat] = False
-        events: list[Event] = [{"type": "flip", "seat": seat, "battle": self.battle,
-                                "down": down, "up": up}]
-        if not (self.pending[0] or self.pending[1]):
-            self._resolve(events)
+        events: list[Event] = [{"type": "flip", "seat": seat, "up": up}]
+        if down is not None:
+            events[0]["down"] = down
+        if not self.pending[1 - seat]:
+            self._resolve_war(events)
         return events
 
-    def _face_up(self, seat: int) -> int:
-        """The face-up card ``seat`` competes with: its latest one this battle (W4 stand)."""
-        for step in reversed(self.steps):
-            card = step[2 + seat]
-            if card is not None:
-                return card
-        raise AssertionError("a seat competes without a face-up card")
+    def face_up(self, seat: int) -> int | None:
+        """The face-up card ``seat`` competes with: its latest this battle (W4), or None."""
+        table = self.table
+        for i in range(len(table) - STEP + 2 + seat, -1, -STEP):
+            if table[i] is not None:
+                return table[i]
+        return None
 
-    def _resolve(self, events: list[Event]) -> None:
-        """Compare the face-up cards; give the pile to the winner, or start a war (W2-W5)."""
-        step = self.steps[-1]
-        up0 = step[2] if step[2] is not None else self._face_up(0)
-        up1 = step[3] if step[3] is not None else self._face_up(1)
+    def _resolve_war(self, events: list[Event]) -> None:
+        """Compare the latest face-up cards after a war step (W2, W4 stand)."""
+        up0 = self.face_up(0)
+        up1 = self.face_up(1)
+        assert up0 is not None and up1 is not None
         r0 = RANKS[up0]
         r1 = RANKS[up1]
         if r0 == r1:
             self._start_war(events)
             return
         winner = 0 if r0 > r1 else 1
-        pile = self._gather(winner)
+        table = self.table
+        if self._played:   # W3: in table order, the winner's card first at each placing
+            loser = 1 - winner
+            pile = []
+            for base in range(0, len(table), STEP):
+                for i in (base + winner, base + loser, base + 2 + winner, base + 2 + loser):
+                    if table[i] is not None:
+                        pile.append(table[i])
+        else:
+            pile = [card for card in table if card is not None]
+            self._shuffle(pile)
         deck = self.decks[winner]
         deck.extend(pile)
-        events.append({"type": "battle", "battle": self.battle, "winner": winner,
-                       "cards": len(pile), "wars": len(self.steps) - 1})
-        self.last = (self.battle, winner, self.steps)
-        self.battles = self.battle
-        self.steps = []
-        if len(deck) == DECK_SIZE:
-            self._end(winner, REASON_ALL_CARDS, events)
-        elif self.battles >= self._cap:
-            n0 = len(self.decks[0])
-            n1 = len(self.decks[1])
-            self._end(None if n0 == n1 else (0 if n0 > n1 else 1), REASON_CAP, events)
+        battle = self.battle
+        events.append({"type": "battle", "battle": battle, "winner": winner})
+        self.last = (battle, winner, table)
+        if len(deck) == DECK_SIZE or battle >= self._cap:
+            self._game_end(winner, events)
         else:
-            self.battle += 1
-            self.steps.append([None, None, None, None])
+            self.battle = battle + 1
+            self.table = [None, None, None, None]
             self.pending[0] = self.pending[1] = True
-
-    def _gather(self, winner: int) -> list[int]:
-        """The pile in the order it goes under the winner's deck (W3)."""
-        pile: list[int] = []
-        if self._played:
-            loser = 1 - winner
-            for step in self.steps:
-                for i in (winner, loser, 2 + winner, 2 + loser):
-                    card = step[i]
-                    if card is not None:
-                        pile.append(card)
-            return pile
-        for step in self.steps:
-            for card in step:
-                if card is not None:
-                    pile.append(card)
-        self.rng.shuffle(pile)
-        return pile
 
     def _start_war(self, events: list[Event]) -> None:
         """Equal ranks: a war step follows, or the game ends for want of cards (W2, W4)."""
         self.wars += 1
         n0 = len(self.decks[0])
         n1 = len(self.decks[1])
-        events.append({"type": "war", "battle": self.battle, "step": len(self.steps)})
+        events.append({"type": "war", "battle": self.battle, "step": len(self.table) // STEP})
         if self._lose:
             short0, short1 = n0 < 2, n1 < 2
             if short0 or short1:
@@ -210,9 +254,20 @@ class WarState(State):
         elif n0 == 0 and n1 == 0:
             self._end(None, REASON_EXHAUSTED, events)
             return
-        self.steps.append([None, None, None, None])
+        self.table.extend((None, None, None, None))
         self.pending[0] = n0 > 0
         self.pending[1] = n1 > 0
+
+    def _game_end(self, winner: int, events: list[Event]) -> None:
+        """After a battle won by ``winner``: it wins if it holds all 52 cards; else the
+        cap was reached and more cards wins, equal is a draw (W5)."""
+        self.table = []
+        if len(self.decks[winner]) == DECK_SIZE:
+            self._end(winner, REASON_ALL_CARDS, events)
+            return
+        n0 = len(self.decks[0])
+        n1 = len(self.decks[1])
+        self._end(None if n0 == n1 else (0 if n0 > n1 else 1), REASON_CAP, events)
 
     def _end(self, winner: int | None, reason: str, events: list[Event]) -> None:
         self._outcome = Outcome(winner, reason)
@@ -237,12 +292,19 @@ class WarState(State):
         """
         if self._outcome is not None:
             raise GameOver("the game is over", rule="R0.4")
-        if seat != 0 and seat != 1:
+        if isinstance(seat, bool) or seat not in SEATS:
             raise IllegalIntent(f"no seat {seat!r} in War (seats are 0 and 1)", rule="R0.4")
         events: list[Event] = []
         self._end(1 - seat, reason, events)
         events[0]["seat"] = seat
         return events
+
+    @property
+    def battles(self) -> int:
+        """Battles resolved so far: the current one counts once its pile has gone."""
+        if self._outcome is not None and not self.table:   # a battle ended the game
+            return self.battle
+        return self.battle - 1
 
     def outcome(self) -> Outcome | None:
         """The result once the game has ended, else None."""
@@ -265,15 +327,14 @@ class WarState(State):
     # ---------------------------------------------------------------- copies
 
     def table_cards(self) -> list[int]:
-        """Every card on the table in the current battle (any order); for checks and tools."""
-        return [card for step in self.steps for card in step if card is not None]
+        """Every card on the table now (any order); for checks and tools."""
+        return [card for card in self.table if card is not None]
 
     def digest(self) -> str:
         """SHA-256 hex over the whole state: options, decks, table, counters, RNG state."""
-        last = None if self.last is None else (self.last[0], self.last[1], self.last[2])
         parts = (
             self.seed, sorted(self.options.items()), list(self.decks[0]), list(self.decks[1]),
-            self.steps, self.pending, self.battle, self.battles, self.wars, last,
+            self.table, self.pending, self.battle, self.wars, self.last,
             None if self._outcome is None else (self._outcome.winner, self._outcome.reason),
             self.rng.getstate(),
         )
@@ -288,10 +349,11 @@ class WarState(State):
         other._cap, other._played, other._lose = self._cap, self._played, self._lose
         other.rng = random.Random()
         other.rng.setstate(self.rng.getstate())
+        other._shuffle = other.rng.shuffle
         other.decks = (deque(self.decks[0]), deque(self.decks[1]))
-        other.steps = [list(step) for step in self.steps]
+        other.table = list(self.table)
         other.pending = list(self.pending)
-        other.battle, other.battles, other.wars = self.battle, self.battles, self.wars
-        other.last = self.last   # never mutated after it is set
+        other.battle, other.wars = self.battle, self.wars
+        other.last = self.last   # its table is never mutated once the battle is over
         other._outcome = self._outcome
         return other

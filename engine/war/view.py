@@ -27,9 +27,10 @@ View (all keys always present)::
 
 Events (projected; unknown raw events are dropped)::
 
-    {"type": "flip", "seat": s, "battle": n, "down": "back" | None, "up": "10H"}
+    {"type": "flip", "seat": s, "up": "10H"[, "down": "back"]}  # "down": a war step's
+                                                     # face-down card was placed first
     {"type": "war", "battle": n, "step": k}          # a tie: war step k follows
-    {"type": "battle", "battle": n, "winner": s, "cards": k, "wars": w}
+    {"type": "battle", "battle": n, "winner": s}     # the pile went to seat s
     {"type": "game_over", "winner": s | None, "reason": str[, "seat": s]}
 """
 
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING
 
 from engine.cards import BACK, to_str
 from engine.core import Event, View
+from engine.war.state import STEP, steps_of
 
 if TYPE_CHECKING:
     from engine.war.state import WarState
@@ -49,20 +51,20 @@ def _check_seat(seat: int | None) -> None:
         raise ValueError(f"no seat {seat!r} in War (seats are 0, 1, or None for a spectator)")
 
 
-def _table(steps: list[list[int | None]]) -> tuple[list[list[str]], list[str | None]]:
+def _table(table: list[int | None]) -> tuple[list[list[str]], list[str | None]]:
     """Per-seat cards on the table in placement order (face-down as "back"), and each
     seat's latest face-up card."""
-    table: list[list[str]] = [[], []]
+    cards: list[list[str]] = [[], []]
     up: list[str | None] = [None, None]
-    for step in steps:
+    for step in steps_of(table):
         for seat in (0, 1):
             if step[seat] is not None:
-                table[seat].append(BACK)
+                cards[seat].append(BACK)
             card = step[2 + seat]
             if card is not None:
                 up[seat] = to_str(card)
-                table[seat].append(up[seat])
-    return table, up
+                cards[seat].append(up[seat])
+    return cards, up
 
 
 def view(state: WarState, seat: int | None) -> View:
@@ -72,18 +74,19 @@ def view(state: WarState, seat: int | None) -> View:
         ValueError: ``seat`` is not 0, 1 or None.
     """
     _check_seat(seat)
-    table, up = _table(state.steps)
-    outcome = state.outcome()
-    over = outcome is not None
-    current = state.steps[-1] if state.steps else [None, None, None, None]
+    cards, up = _table(state.table)
+    over = state.outcome() is not None
+    steps = len(state.table) // STEP
+    current = state.table[-STEP:] if steps else [None, None, None, None]
     flipped = [current[2] is not None, current[3] is not None]
     waiting = list(state.to_move())
     last = None
     if state.last is not None:
-        number, winner, steps = state.last
-        last_table, last_up = _table(steps)
-        last = {"battle": number, "winner": winner, "table": last_table, "up": last_up,
-                "wars": len(steps) - 1}
+        number, winner, table = state.last
+        last_cards, last_up = _table(table)
+        last = {"battle": number, "winner": winner, "table": last_cards, "up": last_up,
+                "wars": len(table) // STEP - 1}
+    outcome = state.outcome()
     return {
         "game": "war",
         "seat": seat,
@@ -91,13 +94,13 @@ def view(state: WarState, seat: int | None) -> View:
         "battles": state.battles,
         "cap": state.options["cap"],
         "counts": [len(state.decks[0]), len(state.decks[1])],
-        "table": table,
+        "table": cards,
         "up": up,
-        "war": max(len(state.steps) - 1, 0),
+        "war": max(steps - 1, 0),
         "wars": state.wars,
         "flipped": flipped,
         "waiting": waiting,
-        "stands": [not over and len(state.steps) > 1 and not flipped[s] and s not in waiting
+        "stands": [not over and steps > 1 and not flipped[s] and s not in waiting
                    for s in (0, 1)],
         "last": last,
         "result": None if outcome is None else outcome.to_dict(),
@@ -116,15 +119,15 @@ def project_events(events: list[Event], seat: int | None) -> list[Event]:
     for event in events:
         kind = event.get("type")
         if kind == "flip":
-            out.append({"type": "flip", "seat": event["seat"], "battle": event["battle"],
-                        "down": None if event["down"] is None else BACK,
-                        "up": to_str(event["up"])})
+            flip = {"type": "flip", "seat": event["seat"], "up": to_str(event["up"])}
+            if "down" in event:
+                flip["down"] = BACK
+            out.append(flip)
         elif kind == "war":
             out.append({"type": "war", "battle": event["battle"], "step": event["step"]})
         elif kind == "battle":
             out.append({"type": "battle", "battle": event["battle"],
-                        "winner": event["winner"], "cards": event["cards"],
-                        "wars": event["wars"]})
+                        "winner": event["winner"]})
         elif kind == "game_over":
             projected = {"type": "game_over", "winner": event["winner"],
                          "reason": event["reason"]}
