@@ -21,7 +21,9 @@ What it does:
   or raises :class:`ServerError` for an ``error`` reply;
 * every other server message (snapshot, presence, chat, bye, and errors that
   answer no request of ours) goes to ``session.pushes``, a bounded trio memory
-  channel that survives reconnections and closes when the session ends;
+  channel that survives reconnections and closes when the session ends. When
+  it is full the oldest push is dropped (``session.dropped_pushes`` counts them),
+  so a program that never reads pushes cannot stall replies or heartbeats;
 * answers the server's pings, sends its own every ``ping_interval`` seconds,
   keeps the last round-trip time in ``session.rtt``, and declares the
   connection dead when a ping stays unanswered for ``ping_timeout`` seconds;
@@ -164,6 +166,7 @@ class Session:
         pushes: receive channel of every server message that is not a reply.
         close_reason: why the session ended (a code such as ``"server_shutdown"``).
         reconnects: how many times the session reconnected successfully.
+        dropped_pushes: pushes dropped because ``pushes`` was full (oldest first).
     """
 
     def __init__(
@@ -203,6 +206,7 @@ class Session:
         self.rtt: float | None = None
         self.close_reason: str | None = None
         self.reconnects = 0
+        self.dropped_pushes = 0
         self._push_send, self.pushes = trio.open_memory_channel[dict[str, Any]](push_buffer)
         self._ids = itertools.count(1)
         self._pending: dict[int, _Waiter] = {}
@@ -420,6 +424,7 @@ class Session:
         """Serve links one after the other until the session ends."""
         with trio.CancelScope() as scope:
             self._cancel = scope
+            self._attach(link)
             task_status.started()
             while True:
                 reason = await self._serve(link)
@@ -433,13 +438,18 @@ class Session:
                     break
                 link = next_link
                 self.reconnects += 1
+                self.close_reason = None
+                self._attach(link)
         self._shutdown(self.close_reason or "closed")
 
-    async def _serve(self, link: _Link) -> str:
-        """Run one link's reader, writer and heartbeat; return why it ended."""
+    def _attach(self, link: _Link) -> None:
+        """Make ``link`` the live connection: requests go to it from now on."""
         self._link = link
         self._connected.set()
         self._set_state(SessionState.CONNECTED)
+
+    async def _serve(self, link: _Link) -> str:
+        """Run one (attached) link's reader, writer and heartbeat; return why it ended."""
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._reader, link, nursery.cancel_scope)
@@ -474,9 +484,18 @@ class Session:
         return None
 
     async def _push(self, msg: dict[str, Any]) -> None:
+        """Queue a push; when the buffer is full, drop the oldest (never block the reader)."""
         try:
-            await self._push_send.send(msg)
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            while True:
+                try:
+                    self._push_send.send_nowait(msg)
+                    return
+                except trio.WouldBlock:
+                    self.pushes.receive_nowait()
+                    self.dropped_pushes += 1
+                    if self.dropped_pushes == 1:
+                        log.warning("push buffer full: dropping the oldest pushes")
+        except (trio.ClosedResourceError, trio.BrokenResourceError, trio.WouldBlock):
             pass
 
     async def _reader(self, link: _Link, scope: trio.CancelScope) -> None:
@@ -626,9 +645,20 @@ async def open_session(
     except BaseException:
         session._shutdown("connect failed")
         raise
-    async with trio.open_nursery() as nursery:
-        await nursery.start(session._supervise, link)
-        try:
-            yield session
-        finally:
-            await session.aclose()
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(session._supervise, link)
+            try:
+                yield session
+            finally:
+                await session.aclose()
+    except BaseExceptionGroup as group:
+        # Our own tasks never raise, so a group holds what the caller's block raised:
+        # give it back unwrapped.
+        raise _unwrap(group) from None
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc

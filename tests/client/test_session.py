@@ -433,3 +433,29 @@ async def test_over_loopback_tcp() -> None:
             assert (await s.next_push(timeout=2))["type"] == "snapshot"
             assert await s.ping() < 1
         nursery.cancel_scope.cancel()
+
+
+async def test_unread_pushes_never_stall_replies() -> None:
+    async with trio.open_nursery() as nursery:
+        server = FakeServer(nursery)
+        async with open_session(name="a", connect=server.connect, push_buffer=4) as s:
+            for i in range(10):
+                await s.request({"type": "chat", "match": "m1", "text": str(i)})
+            await trio.testing.wait_all_tasks_blocked()  # the last push follows its ok
+            assert s.dropped_pushes == 6
+            assert [p["text"] for p in [s.pushes.receive_nowait() for _ in range(4)]] == [
+                "6",
+                "7",
+                "8",
+                "9",
+            ]
+        nursery.cancel_scope.cancel()
+
+
+async def test_errors_raised_in_the_block_come_out_unwrapped() -> None:
+    async with trio.open_nursery() as nursery:
+        server = FakeServer(nursery)
+        with pytest.raises(KeyError):
+            async with open_session(name="a", connect=server.connect):
+                raise KeyError("mine")
+        nursery.cancel_scope.cancel()
