@@ -13,8 +13,12 @@ import random
 from typing import Any
 
 from engine.core import Outcome, View
-from engine.datastructures.deck import N_CARDS, copies
+from engine.datastructures.deck import N_CARDS, NAME, copies
 from engine.datastructures.state import DISCARD, OVER, PLAY, DSState
+from engine.registry import get_game
+
+#: Wire string -> its two physical ids.
+_COPIES: dict[str, tuple[int, int]] = {NAME[c]: copies(NAME[c]) for c in range(N_CARDS)}
 
 
 class _Pool:
@@ -24,10 +28,17 @@ class _Pool:
         self.used = [False] * N_CARDS
 
     def take(self, text: str) -> int:
-        for card in copies(text):
-            if not self.used[card]:
-                self.used[card] = True
-                return card
+        used = self.used
+        pair = _COPIES.get(text)
+        if pair is None:
+            raise ValueError(f"not a card: {text!r}")
+        first, second = pair
+        if not used[first]:
+            used[first] = True
+            return first
+        if not used[second]:
+            used[second] = True
+            return second
         raise ValueError(f"the view shows {text!r} more than twice")
 
     def take_all(self, texts: list[str]) -> list[int]:
@@ -55,8 +66,6 @@ def determinize(view: View, seat: int, rng: random.Random) -> DSState:
         ValueError: the view is a spectator's or another seat's, shows a card more
             than twice, or its counts do not add up to 104 cards.
     """
-    from engine.registry import get_game
-
     if view.get("game") != "datastructures" or view.get("seat") != seat or seat not in (0, 1):
         raise ValueError(f"not seat {seat!r}'s datastructures view")
     pool = _Pool()
