@@ -308,7 +308,7 @@ class DSState(State):
         """
         self._check_seat(seat)
         if self.result is not None:
-            raise GameOver(f"the game is over ({self.result.reason})", rule="D12")
+            raise GameOver(f"the game is over ({self.result.reason})")
         if seat != self.current:
             raise NotYourTurn(f"it is seat {self.current}'s turn, not seat {seat}'s")
         if not isinstance(intent, Mapping):
