@@ -65,6 +65,9 @@ StreamFactory = Callable[[], Awaitable[trio.abc.Stream]]
 READ_SIZE = 65536
 #: Error codes after which reconnecting cannot help.
 FINAL_CODES = frozenset({"bad_token", "unsupported_version", "handshake_required", "bad_message"})
+#: ``bye`` reasons after which the session must not come back by itself: another
+#: connection resumed it (reconnecting would take it back and loop).
+FINAL_BYE_REASONS = frozenset({"session_resumed"})
 
 
 class SessionState(enum.Enum):
@@ -431,7 +434,7 @@ class Session:
                 if self.state is SessionState.CLOSED:
                     return
                 self.close_reason = reason
-                if not self.reconnect:
+                if not self.reconnect or reason in FINAL_BYE_REASONS:
                     break
                 next_link = await self._reconnect_loop()
                 if next_link is None:

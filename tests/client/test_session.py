@@ -159,9 +159,8 @@ class FakeServer:
                     }
                     await send(conn.send(push))
                 elif mtype == "resign":  # used to make the server say goodbye
-                    await send(
-                        conn.send({"type": "bye", "reason": "server_shutdown", "message": "bye"})
-                    )
+                    reason = "session_resumed" if msg["match"] == "elsewhere" else "server_shutdown"
+                    await send(conn.send({"type": "bye", "reason": reason, "message": "bye"}))
                     return
                 else:
                     await send(conn.send({"type": "ok", "id": msg.get("id")}))
@@ -458,4 +457,22 @@ async def test_errors_raised_in_the_block_come_out_unwrapped() -> None:
         with pytest.raises(KeyError):
             async with open_session(name="a", connect=server.connect):
                 raise KeyError("mine")
+        nursery.cancel_scope.cancel()
+
+
+async def test_bye_server_shutdown_reconnects_but_session_resumed_does_not(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with trio.open_nursery() as nursery:
+        server = FakeServer(nursery)
+        async with open_session(name="a", connect=server.connect, reconnect=True) as s:
+            with pytest.raises(ConnectionLost):
+                await s.request({"type": "resign", "match": "m1"})
+            assert (await s.next_push())["reason"] == "server_shutdown"
+            await s.wait_connected()
+            assert s.reconnects == 1 and s.resumed
+            with pytest.raises(ConnectionLost):
+                await s.request({"type": "resign", "match": "elsewhere"})
+            assert [m["reason"] async for m in s.pushes] == ["session_resumed"]
+            assert s.close_reason == "session_resumed" and s.reconnects == 1
         nursery.cancel_scope.cancel()
