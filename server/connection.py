@@ -61,7 +61,10 @@ class ClientConnection:
         self.last_heard = trio.current_time()
         self.bucket = TokenBucket(self.config.rate, self.config.burst, self.last_heard,
                                   self.config.abuse_limit, self.config.abuse_window)
-        self._mid_send = False
+        self._drop_backlog = False
+        self._writer_started = False
+        self._writer_done = trio.Event()
+        self._broken = False
         self._ping_id = 0
 
     # -- for the rest of the server -------------------------------------
@@ -83,22 +86,30 @@ class ClientConnection:
         self._close({"type": "bye", "reason": reason, "message": message}, reason)
 
     def _close(self, final: dict[str, Any], reason: str) -> None:
+        """Stop reading; the writer sends what is queued (nothing for a slow
+        consumer), then ``final``, within ``shutdown_timeout``."""
         if self.final is None:
             self.final = final
             self.reason = reason
+            self._drop_backlog = reason == "slow_consumer"
         self.scope.cancel()
+
+    def _new_scope(self) -> trio.CancelScope:
+        """The scope that :meth:`_close` cancels (already cancelled once closing)."""
+        self.scope = trio.CancelScope()
+        if self.final is not None or self._broken:
+            self.scope.cancel()
+        return self.scope
 
     # -- the handler ----------------------------------------------------
 
     async def serve(self) -> None:
         """Run the connection to its end; never raises (except Cancelled)."""
         try:
-            with self.scope:
-                if await self._handshake():
-                    async with trio.open_nursery() as nursery:
-                        nursery.start_soon(self._writer)
-                        await self._reader()
-                        nursery.cancel_scope.cancel()
+            with self._new_scope():
+                opened = await self._handshake()
+            if opened:
+                await self._serve_open()
         except Exception:
             log.exception("connection %s failed", self.peer)
             self.reason = "internal error"
@@ -109,10 +120,23 @@ class ClientConnection:
             log.info("connection %s%s closed: %s", self.peer,
                      f" ({self.session.id})" if self.session else "", self.reason)
 
+    async def _serve_open(self) -> None:
+        """After the welcome: the writer, the session's matches, then the reader."""
+        assert self.session is not None
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._writer)
+            with self._new_scope():
+                await self.server.lobby.attach(self.session, self, replace=_replaced)
+                await self._reader()
+            self._out_send.close()
+            with trio.move_on_after(self.config.shutdown_timeout):
+                await self._writer_done.wait()
+            nursery.cancel_scope.cancel()
+
     async def _goodbye(self) -> None:
-        """Send the final message (if the stream is clean) and close, within a bound."""
+        """Send the final message if the writer never ran (handshake), then close."""
         with trio.CancelScope(shield=True), trio.move_on_after(self.config.shutdown_timeout):
-            if self.final is not None and not self._mid_send:
+            if self.final is not None and not self._writer_started:
                 try:
                     await self.stream.send_all(self.conn.send(self.final))
                 except (LocalProtocolError, trio.BrokenResourceError, trio.ClosedResourceError):
@@ -183,7 +207,6 @@ class ClientConnection:
                    "resumed": resumed, "limits": self.config.limits()})
         log.info("connection %s: session %s (%s) %s", self.peer, session.id, session.name,
                  "resumed" if resumed else "started")
-        await lobby.attach(session, self, replace=_replaced)
         return True
 
     async def _reader(self) -> None:
@@ -225,18 +248,29 @@ class ClientConnection:
                                         "request").to_message(msg.get("id")))
 
     async def _writer(self) -> None:
+        """Write the outbox in order, ping every ``ping_interval``; once the outbox is
+        closed, write what is left (unless dropped) and the final message."""
+        self._writer_started = True
         interval = self.config.ping_interval
         next_ping = trio.current_time() + interval
-        while True:
-            msg = None
-            with trio.move_on_at(next_ping):
-                msg = await self._out_recv.receive()
-            if msg is not None:
-                await self._write(msg)
-            if trio.current_time() >= next_ping:
-                self._ping_id += 1
-                await self._write({"type": "ping", "id": self._ping_id})
-                next_ping = trio.current_time() + interval
+        try:
+            while True:
+                msg = None
+                with trio.move_on_at(next_ping):
+                    try:
+                        msg = await self._out_recv.receive()
+                    except trio.EndOfChannel:
+                        break
+                if msg is not None and not self._drop_backlog:
+                    await self._write(msg)
+                if trio.current_time() >= next_ping and self.final is None:
+                    self._ping_id += 1
+                    await self._write({"type": "ping", "id": self._ping_id})
+                    next_ping = trio.current_time() + interval
+            if self.final is not None:
+                await self._write(self.final)
+        finally:
+            self._writer_done.set()
 
     async def _write(self, msg: dict[str, Any]) -> None:
         try:
@@ -244,14 +278,15 @@ class ClientConnection:
         except LocalProtocolError as exc:
             log.error("not sending an invalid %s message: %s", msg.get("type"), exc)
             return
-        self._mid_send = True
+        if self._broken:
+            return
         try:
             await self.stream.send_all(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            self.reason = "peer gone"
+            self._broken = True
+            if self.final is None:
+                self.reason = "peer gone"
             self.scope.cancel()
-            return
-        self._mid_send = False
 
 
 class _Silent(Exception):

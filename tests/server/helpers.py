@@ -7,11 +7,13 @@ test wait for replies and pushes with a bounded timeout.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgpack
 import trio
 
 from protocol.connection import CLOSED, NEED_DATA, Connection
@@ -27,6 +29,12 @@ def make_config(tmp_path: Path, **overrides: Any) -> ServerConfig:
                                 auto_flip_delay=0.0)
     base.update(overrides)
     return ServerConfig(**base)
+
+
+def frame(msg: dict[str, Any]) -> bytes:
+    """A frame holding ``msg`` as it is (no validation)."""
+    body = msgpack.packb(msg)
+    return struct.pack(">I", len(body)) + body
 
 
 @dataclass
@@ -45,6 +53,8 @@ class TestClient:
         self.stream = stream
         self.conn = Connection("client")
         self.pushes: list[dict[str, Any]] = []
+        #: every push ever received, in order (pushes loses the ones a test took)
+        self.seen: list[dict[str, Any]] = []
         self.replies: dict[int, dict[str, Any]] = {}
         self.welcome: dict[str, Any] | None = None
         self.answer_pings = True
@@ -102,12 +112,18 @@ class TestClient:
             self.replies[msg["id"]] = msg
         elif msg["type"] != "ping":
             self.pushes.append(msg)
+            self.seen.append(msg)
 
-    async def request(self, mtype: str, **fields: Any) -> dict[str, Any]:
-        """Send a request with a fresh id and return its ok/error reply."""
+    async def request(self, mtype: str, raw: bool = False, **fields: Any) -> dict[str, Any]:
+        """Send a request with a fresh id and return its ok/error reply.
+        ``raw``: skip the client-side validation (to send invalid messages)."""
         self._next_id += 1
         rid = self._next_id
-        await self.send({"type": mtype, "id": rid, **fields})
+        msg = {"type": mtype, "id": rid, **fields}
+        if raw:
+            await self.send_raw(frame(msg))
+        else:
+            await self.send(msg)
         with trio.fail_after(WAIT):
             while rid not in self.replies:
                 await self.pump()
@@ -119,7 +135,7 @@ class TestClient:
         return reply
 
     async def expect_error(self, code: str, mtype: str, **fields: Any) -> dict[str, Any]:
-        reply = await self.request(mtype, **fields)
+        reply = await self.request(mtype, raw=True, **fields)
         assert reply["type"] == "error" and reply["code"] == code, reply
         return reply
 
@@ -155,7 +171,8 @@ async def play_to_end(clients: dict[int, TestClient], match: str,
                       max_steps: int = 20000) -> dict[int, dict[str, Any]]:
     """Drive every seat by sending its first (or chosen) legal intent until the
     match is finished; returns the last snapshot of each seat."""
-    snaps = {seat: await c.snapshot(match) for seat, c in clients.items()}
+    snaps = {seat: await c.snapshot(match, lambda m: m["status"] != "waiting")
+             for seat, c in clients.items()}
     for _ in range(max_steps):
         if all(s["status"] == "finished" for s in snaps.values()):
             return snaps
