@@ -160,7 +160,7 @@ class WarState(State):
             self._shuffle(pile)
         deck = self.decks[winner]
         deck.extend(pile)
-        events.append({"type": "battle", "battle": battle, "winner": winner})
+        events.append({"type": "battle", "battle": battle, "winner": winner})   # 2 cards, no war
         self.last = (battle, winner, table)
         if len(deck) == DECK_SIZE or battle >= self._cap:
             self._game_end(winner, events)
@@ -230,7 +230,8 @@ class WarState(State):
         deck = self.decks[winner]
         deck.extend(pile)
         battle = self.battle
-        events.append({"type": "battle", "battle": battle, "winner": winner})
+        events.append({"type": "battle", "battle": battle, "winner": winner,
+                       "cards": len(pile), "wars": len(table) // STEP - 1})
         self.last = (battle, winner, table)
         if len(deck) == DECK_SIZE or battle >= self._cap:
             self._game_end(winner, events)

@@ -30,7 +30,8 @@ Events (projected; unknown raw events are dropped)::
     {"type": "flip", "seat": s, "up": "10H"[, "down": "back"]}  # "down": a war step's
                                                      # face-down card was placed first
     {"type": "war", "battle": n, "step": k}          # a tie: war step k follows
-    {"type": "battle", "battle": n, "winner": s}     # the pile went to seat s
+    {"type": "battle", "battle": n, "winner": s, "cards": k, "wars": w}
+                                        # the pile of k cards (w war steps) went to s
     {"type": "game_over", "winner": s | None, "reason": str[, "seat": s]}
 """
 
@@ -127,7 +128,8 @@ def project_events(events: list[Event], seat: int | None) -> list[Event]:
             out.append({"type": "war", "battle": event["battle"], "step": event["step"]})
         elif kind == "battle":
             out.append({"type": "battle", "battle": event["battle"],
-                        "winner": event["winner"]})
+                        "winner": event["winner"], "cards": event.get("cards", 2),
+                        "wars": event.get("wars", 0)})
         elif kind == "game_over":
             projected = {"type": "game_over", "winner": event["winner"],
                          "reason": event["reason"]}
