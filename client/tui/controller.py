@@ -431,6 +431,7 @@ class Controller:
 
     def _seated(self, match: str, words: str) -> None:
         m = self.model
+        m.left.discard(match)
         m.views.setdefault(match, MatchView(match))
         m.current, m.screen = match, "match"
         self._clear_selection()
@@ -444,6 +445,7 @@ class Controller:
         mv = m.views.get(match)
         finished = mv is not None and (mv.snapshot or {}).get("status") == "finished"
         if reply is not None or finished:
+            m.left.add(match)
             m.views.pop(match, None)
             if m.current == match:
                 m.current, m.screen = None, "lobby"
@@ -452,11 +454,14 @@ class Controller:
 
     async def queue(self, game: str) -> None:
         """Queue for matchmaking in ``game``; the paired match's snapshot opens it."""
+        self.model.queued = game  # before the request: the pairing snapshot may come first
         reply = await self.call({"type": "queue", "game": game})
-        if reply is not None:
-            self.model.queued = game
+        if reply is None:
+            self.model.queued = None
+            return
+        if self.model.queued == game:
             self.model.say(f"queued for {game}: waiting for an opponent")
-            await self.refresh()
+        await self.refresh()
 
     async def unqueue(self) -> None:
         """Leave the matchmaking queue."""

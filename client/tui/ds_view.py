@@ -245,12 +245,17 @@ def header_line(mv: MatchView) -> Line:
     me = snap.get("seat")
     to_move = view.get("to_move")
     if snap.get("status") == "finished" or to_move is None:
-        whose = "game over"
+        result = snap.get("result") or view.get("result") or {}
+        winner = result.get("winner")
+        whose = ("GAME OVER: " + ("a draw" if winner is None else "you win" if winner == me
+                                  else f"{names.get(winner, f'seat {winner}')} wins")
+                 + f" ({result.get('reason', '?')})") if result else "waiting"
     elif to_move == me:
         whose = "YOUR TURN"
     else:
         whose = f"{names.get(to_move, f'seat {to_move}')}'s turn"
-    phase = PHASES.get(str(view.get("phase")), str(view.get("phase")))
+    phase = "" if view.get("phase") == "over" else \
+        PHASES.get(str(view.get("phase")), str(view.get("phase")))
     timer = f"  timer {float(snap['deadline']):.0f}s" if snap.get("deadline") is not None else ""
     return [("class:title", f"Data Structures  turn {view.get('turn', '?')}/{view.get('cap', '?')}  "),
             ("class:turn", whose), ("", f"  {phase}"), ("class:dim", timer)]

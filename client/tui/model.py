@@ -79,6 +79,7 @@ class Model:
     screen: str = "lobby"  # lobby | match
     current: str | None = None  # the match on screen
     views: dict[str, MatchView] = field(default_factory=dict)
+    left: set[str] = field(default_factory=set)  # matches we left: late snapshots are dropped
     notice: str = ""  # the last error or message, in words
     notice_error: bool = False
     overlay: str | None = None  # None | help | stacks | legal | form
@@ -161,6 +162,8 @@ def apply_message(model: Model, msg: dict[str, Any]) -> None:
 
 def _apply_snapshot(model: Model, msg: dict[str, Any]) -> None:
     match = str(msg.get("match"))
+    if match in model.left:
+        return
     mv = model.views.get(match)
     if mv is None:
         mv = model.views[match] = MatchView(match)
@@ -168,11 +171,13 @@ def _apply_snapshot(model: Model, msg: dict[str, Any]) -> None:
     first = old is None
     if old is not None and msg.get("seq", 0) < old.get("seq", 0):
         return  # an older snapshot arriving late: keep the newer one
+    repeat = old is not None and msg.get("seq") == old.get("seq") \
+        and msg.get("status") == old.get("status")
     mv.snapshot = msg
     names = player_names(msg)
-    lines = event_text.describe_events(
-        str(msg.get("game")), msg.get("events") or [], msg.get("seat"), names)
-    mv.log.extend(lines)
+    if not repeat:  # a resumed connection re-sends the same snapshot: log it once
+        mv.log.extend(event_text.describe_events(
+            str(msg.get("game")), msg.get("events") or [], msg.get("seat"), names))
     if first:
         mv.log.append(event_text.describe_start(msg, names))
     if msg.get("status") == "finished" and (old is None or old.get("status") != "finished"):

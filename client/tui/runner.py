@@ -1,0 +1,242 @@
+"""The trio side of the client, and trio hosted in guest mode on prompt_toolkit's loop.
+
+prompt_toolkit runs on asyncio; the connection (:mod:`client.session`) is trio.
+:func:`run_with_trio_guest` starts a trio run as a *guest* of the running asyncio
+loop (``trio.lowlevel.start_guest_run`` with ``host_uses_signal_set_wakeup_fd=True``,
+since asyncio owns the wakeup fd), runs the prompt_toolkit app to its end, then
+cancels the trio side and waits for it. Both run on one thread, so the trio
+tasks may change the model and call ``app.invalidate()`` directly; key handlers
+hand work to trio through :class:`TrioBridge`.
+
+:func:`network_main` is the trio side: it opens the session (retrying with
+backoff until the first connection succeeds), pumps pushed messages into the
+model, keeps the status line's state and RTT current, refreshes the lobby,
+and runs the requests the keys submit. Reconnection after a drop (with the
+resume token, with backoff) is the session's own; when the server forgets the
+session (``bad_token``) a fresh session is opened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import trio
+
+from client.session import (
+    Backoff,
+    ConnectionLost,
+    ServerError,
+    SessionClosed,
+    SessionState,
+    StreamFactory,
+    open_session,
+)
+from client.tui.controller import Controller
+from client.tui.model import apply_message
+
+Job = Callable[[], Awaitable[None]]
+
+#: Seconds between the client's own pings (the status line's RTT refresh).
+PING_INTERVAL = 2.0
+#: Seconds between lobby refreshes while the lobby is on screen.
+LOBBY_POLL = 2.0
+
+
+class TrioBridge:
+    """Hands jobs from the host loop (key handlers) to the trio side.
+
+    ``submit(job)`` may be called from the asyncio side or from trio; the job
+    (an async function without arguments) runs in the trio side's nursery. Jobs
+    submitted before the trio side is ready wait in a bounded channel.
+    """
+
+    def __init__(self, size: int = 256) -> None:
+        self.send, self.receive = trio.open_memory_channel[Job](size)
+        self.token: trio.lowlevel.TrioToken | None = None
+
+    def _put(self, job: Job) -> None:
+        try:
+            self.send.send_nowait(job)
+        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+            pass  # too many keys at once, or shutting down: drop, never crash the run
+
+    def submit(self, job: Job) -> None:
+        """Run ``job`` on the trio side soon (dropped if the trio side is gone)."""
+        token = self.token
+        if token is None:
+            return
+        try:
+            token.run_sync_soon(self._put, job)
+        except trio.RunFinishedError:
+            pass
+
+
+async def network_main(controller: Controller, bridge: TrioBridge, host: str | None,
+                       port: int | None, name: str, *, connect: StreamFactory | None = None,
+                       backoff: Backoff | None = None, ping_interval: float = PING_INTERVAL,
+                       seed: int | None = None) -> None:
+    """Run the client's connection until cancelled (the app quitting cancels it).
+
+    Never raises for network trouble: it is shown on the status line and retried.
+    """
+    model = controller.model
+    model.conn.server = f"{host}:{port}" if host is not None else "in-process"
+    bridge.token = trio.lowlevel.current_trio_token()
+    backoff = backoff or Backoff()
+    rng = random.Random(seed)
+    attempt = 0
+    async with trio.open_nursery() as jobs:
+        jobs.start_soon(_run_jobs, bridge, jobs)
+
+        def on_state(state: SessionState) -> None:
+            model.conn.state = state.value
+            model.conn.detail = "" if state is SessionState.CONNECTED else model.conn.detail
+            if state is SessionState.RECONNECTING:
+                model.conn.detail = "connection lost, resuming"
+                model.say("connection lost: reconnecting by itself...", error=True)
+            elif state is SessionState.CONNECTED and attempt_box[0]:
+                model.say("reconnected; the game goes on")
+            attempt_box[0] += 1
+            controller.invalidate()
+
+        attempt_box = [0]
+        while True:
+            model.conn.state = "connecting"
+            controller.invalidate()
+            try:
+                async with open_session(host, port, name=name, connect=connect, reconnect=True,
+                                        backoff=backoff, ping_interval=ping_interval,
+                                        on_state=on_state, seed=seed) as session:
+                    attempt = 0
+                    model.conn.state, model.conn.detail = "connected", ""
+                    welcome = session.welcome or {}
+                    model.name = str(welcome.get("name") or name)
+                    await _serve_session(controller, session)
+                    reason = session.close_reason or "closed"
+            except ServerError as exc:
+                reason = exc.code
+                model.say(f"the server refused us: {exc.message} [{exc.code}]", error=True)
+                if exc.code not in ("too_many_connections", "server_shutdown", "bad_token"):
+                    model.conn.state, model.conn.detail = "closed", exc.code
+                    controller.invalidate()
+                    await trio.sleep_forever()  # nothing to retry; Ctrl-C quits
+            except (OSError, ConnectionLost, SessionClosed, trio.TooSlowError) as exc:
+                reason = str(exc) or type(exc).__name__
+            controller.request = None
+            delay = backoff.delay(attempt, rng)
+            attempt += 1
+            model.conn.state = "reconnecting"
+            model.conn.detail = f"{_short(reason)}; retry {attempt} in {delay:.1f} s"
+            model.say(f"cannot reach the server ({_short(reason)}); trying again", error=True)
+            controller.invalidate()
+            await trio.sleep(delay)
+
+
+def _short(reason: str) -> str:
+    return reason if len(reason) <= 40 else reason[:37] + "..."
+
+
+async def _run_jobs(bridge: TrioBridge, nursery: trio.Nursery) -> None:
+    async for job in bridge.receive:
+        nursery.start_soon(_guarded, job)
+
+
+async def _guarded(job: Job) -> None:
+    """Run one job; a session error becomes a message, never a traceback."""
+    try:
+        await job()
+    except (ConnectionLost, SessionClosed, OSError):
+        pass  # the status line already says what happened
+
+
+async def _serve_session(controller: Controller, session: Any) -> None:
+    """Wire one open session to the controller until the session ends."""
+
+    async def request(msg: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return await session.request(msg)
+        except ServerError as exc:
+            return {"type": "error", "code": exc.code, "message": exc.message, **exc.reply}
+        except (ConnectionLost, SessionClosed) as exc:
+            raise ConnectionError(str(exc) or "connection lost") from None
+
+    controller.request = request
+    model = controller.model
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_watch_rtt, controller, session)
+        nursery.start_soon(_poll_lobby, controller)
+        nursery.start_soon(controller.refresh)
+        async for msg in session.pushes:
+            apply_message(model, msg)
+            controller.invalidate()
+        nursery.cancel_scope.cancel()
+
+
+async def _watch_rtt(controller: Controller, session: Any) -> None:
+    while True:
+        rtt = session.rtt
+        if rtt is not None and rtt != controller.model.conn.rtt:
+            controller.model.conn.rtt = rtt
+            controller.invalidate()
+        await trio.sleep(0.5)
+
+
+async def _poll_lobby(controller: Controller) -> None:
+    while True:
+        await trio.sleep(LOBBY_POLL)
+        model = controller.model
+        if model.screen == "lobby" and model.overlay is None and model.conn.state == "connected":
+            await controller.refresh()
+
+
+async def run_with_trio_guest(app: Any, trio_main: Callable[[], Awaitable[None]]) -> Any:
+    """Run the prompt_toolkit ``app`` on the current asyncio loop with ``trio_main``
+    as a trio guest; when the app exits, cancel ``trio_main`` and wait for it.
+
+    Returns the app's result.
+
+    Raises:
+        BaseException: whatever ``trio_main`` raised (other than its cancellation).
+    """
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Any] = loop.create_future()
+    handles: list[tuple[trio.lowlevel.TrioToken, trio.CancelScope]] = []
+
+    async def guest() -> None:
+        with trio.CancelScope() as scope:
+            handles.append((trio.lowlevel.current_trio_token(), scope))
+            await trio_main()
+
+    def finished(outcome: Any) -> None:
+        if not done.done():
+            done.set_result(outcome)
+        if not app.is_done and app.is_running:
+            app.exit()  # the trio side ended on its own (a crash): stop the UI too
+
+    trio.lowlevel.start_guest_run(
+        guest,
+        run_sync_soon_threadsafe=loop.call_soon_threadsafe,
+        done_callback=finished,
+        host_uses_signal_set_wakeup_fd=True,
+    )
+    try:
+        result = await app.run_async(handle_sigint=False)
+    finally:
+        if handles and not done.done():
+            token, scope = handles[0]
+            try:
+                token.run_sync_soon(scope.cancel)
+            except trio.RunFinishedError:
+                pass
+        outcome = await done
+    outcome.unwrap()
+    return result
+
+
+def backoff_for_tests() -> Backoff:
+    """A short backoff (for tests and the tmux run): retries every 0.1..0.5 s."""
+    return Backoff(initial=0.1, maximum=0.5, factor=2.0, jitter=0.5, attempts=None)
+

@@ -1,0 +1,273 @@
+"""The whole client headless: prompt_toolkit app (pipe input, DummyOutput), trio as a
+guest on its asyncio loop, driven by key presses against a real in-process server.
+
+Each test is a plain function running one asyncio loop: the server and the
+client's connection share one trio guest run on it, exactly as `cardclient`
+hosts its connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import trio
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from client.session import Backoff
+from client.tui import selection as sel
+from client.tui.app import build_app
+from client.tui.controller import Controller
+from client.tui.layout import block_text
+from client.tui.model import Model
+from client.tui.runner import TrioBridge, network_main, run_with_trio_guest
+from client.tui.screen import render
+from server.app import serve
+from server.config import ServerConfig
+
+KEYS = {"enter": "\r", "down": "\x1b[B", "up": "\x1b[A", "right": "\x1b[C", "left": "\x1b[D",
+        "tab": "\t", "escape": "\x1b"}
+WAIT = 10.0
+
+
+class Driver:
+    """Types keys into the app and waits for the model to reach a state."""
+
+    def __init__(self, inp: Any, model: Model, app: Any, bridge: TrioBridge,
+                 streams: list[trio.SocketStream]) -> None:
+        self.inp = inp
+        self.model = model
+        self.app = app
+        self.bridge = bridge
+        self.streams = streams
+
+    async def press(self, *keys: str) -> None:
+        for key in keys:
+            self.inp.send_text(KEYS.get(key, key))
+            await asyncio.sleep(0.08 if key == "escape" else 0.02)
+
+    async def until(self, pred: Callable[[], Any], what: str, timeout: float = WAIT) -> None:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not pred():
+            if asyncio.get_running_loop().time() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; screen:\n{self.screen()}")
+            await asyncio.sleep(0.01)
+
+    def screen(self, cells: int = 80, rows: int = 24) -> str:
+        return block_text(render(self.model, cells, rows))
+
+    @property
+    def mv(self) -> Any:
+        return self.model.view
+
+    @property
+    def view(self) -> dict[str, Any]:
+        return ((self.mv.snapshot if self.mv else None) or {}).get("view") or {}
+
+    def my_move(self) -> bool:
+        mv = self.mv
+        return bool(mv and mv.legal and not mv.pending)
+
+
+def run_scenario(tmp_path: Path, script: Callable[[Driver], Awaitable[None]],
+                 **config: Any) -> None:
+    """Start a server and the client in one trio guest run on asyncio, run ``script``."""
+    cfg = ServerConfig(host="127.0.0.1", port=0, db=tmp_path / "tui.db", turn_timer=0,
+                       grace=30.0, shutdown_timeout=0.2, bot_time_budget=0.01,
+                       auto_flip_delay=0.0, **config)
+    model = Model(name="alice", color=True)
+    bridge = TrioBridge()
+    controller = Controller(model, submit=bridge.submit)
+    streams: list[trio.SocketStream] = []
+    failure: list[BaseException] = []
+
+    async def main() -> None:
+        with create_pipe_input() as inp:
+            app = build_app(controller, input=inp, output=DummyOutput())
+
+            async def trio_side() -> None:
+                async with trio.open_nursery() as nursery:
+                    server = await nursery.start(serve, cfg)
+
+                    async def connect() -> trio.SocketStream:
+                        stream = await trio.open_tcp_stream("127.0.0.1", server.port)
+                        streams.append(stream)
+                        return stream
+
+                    await network_main(controller, bridge, None, None, "alice", connect=connect,
+                                       backoff=Backoff(initial=0.05, maximum=0.2),
+                                       ping_interval=0.5)
+
+            async def drive() -> None:
+                driver = Driver(inp, model, app, bridge, streams)
+                try:
+                    await driver.until(lambda: app.is_running, "the app to start")
+                    await driver.until(lambda: model.conn.state == "connected" and model.games,
+                                       "connected with the game list")
+                    await script(driver)
+                except BaseException as exc:
+                    failure.append(exc)
+                finally:
+                    app.exit()
+
+            task = asyncio.ensure_future(drive())
+            await run_with_trio_guest(app, trio_side)
+            await task
+
+    asyncio.run(asyncio.wait_for(main(), 40))
+    if failure:
+        raise failure[0]
+
+
+async def create_vs_bot(d: Driver, game: str) -> None:
+    """Create a match against the server's random bot through the create form."""
+    await d.press("c")
+    await d.until(lambda: d.model.overlay == "form", "the create form")
+    while d.model.form.fields[0]["value"] != game:
+        await d.press("right")
+    labels = [f["label"] for f in d.model.form.fields]
+    await d.press(*["down"] * labels.index("opponent"))
+    while d.model.form.fields[d.model.form.focus]["value"] != "random":
+        await d.press("right")
+    assert "opponent         < random >" in d.screen()
+    await d.press("enter")
+    await d.until(lambda: d.mv is not None and d.mv.snapshot is not None
+                  and d.mv.snapshot.get("status") == "active", "the match to start")
+
+
+def test_lobby_then_a_whole_data_structures_turn_by_keys(tmp_path: Path) -> None:
+    async def script(d: Driver) -> None:
+        assert "Games: datastructures, war" in d.screen()
+        assert "connected" in d.screen().splitlines()[-1]
+        await create_vs_bot(d, "datastructures")
+        await d.until(d.my_move, "my turn")
+        out = d.screen()
+        assert "YOUR TURN" in out and "phase 1: play" in out
+        turn = d.view["turn"]
+        me = d.mv.seat
+        legal = d.mv.legal
+        if any(i["type"] == "mulligan" for i in legal):
+            # no play possible: the mulligan is the phase-1 move (D6)
+            keep = next(i for i in legal if i["type"] == "mulligan")["keep"]
+            await d.press("m", str(keep + 1))
+            await d.until(lambda: d.view.get("phase") == "discard", "phase 2 after mulligan")
+        else:
+            src = sel.sources(legal)[0]
+            key = {"hand": lambda s: str(s[1] + 1), "queue": lambda s: "h",
+                   "stack": lambda s: "t" if s[1] == me else "o"}[src[0]](src)
+            target = sel.targets(legal, src)[0]
+            seq = d.mv.snapshot["seq"]
+            await d.press(key)
+            assert d.model.selection == src
+            assert f"-> target [{target[1] + 1}" in d.screen()
+            await d.press(str(target[1] + 1))
+            await d.until(lambda: d.mv.snapshot["seq"] > seq, "the play to be accepted")
+            assert any(line.startswith("you took ") and f"onto array {target[1] + 1}" in line
+                       for line in d.mv.log), list(d.mv.log)
+            await d.until(d.my_move, "my move again")
+            await d.press("e")
+            await d.until(lambda: d.view.get("phase") == "discard", "phase 2")
+        await d.until(d.my_move, "the stack choice")
+        assert "phase 2" in d.screen()
+        if d.view["stack_owed"]:
+            await d.press("1")
+            assert ("mystack",) in sel.targets(d.mv.legal, ("hand", 0))
+            assert "stack *s" in d.screen()
+            depth = len(d.view["players"][me]["stack"])
+            await d.press("s")
+            await d.until(lambda: len(d.view["players"][me]["stack"]) == depth + 1,
+                          "the stack card")
+        await d.until(d.my_move, "enqueue or end turn")
+        if any(i["type"] == "enqueue" for i in d.mv.legal):
+            qlen = len(d.view["queue"])
+            await d.press("1", "q")
+            await d.until(lambda: len(d.view["queue"]) == qlen + 1, "the enqueued card")
+            await d.until(d.my_move, "end turn")
+        await d.press("e")
+        await d.until(lambda: d.view.get("turn", 0) >= turn + 1, "the turn to end")
+        assert any("ends the turn" in line or "end the turn" in line for line in d.mv.log)
+        # the bot plays its turn and it is ours again
+        await d.until(lambda: d.view.get("turn", 0) >= turn + 2 and d.my_move(),
+                      "the bot's turn to pass")
+        # the numbered list plays any legal intent too
+        await d.press("l")
+        assert "Legal moves" in d.screen()
+        n = len(d.mv.legal)
+        end = next(i for i, x in enumerate(d.mv.legal, 1) if x["type"] == "end_phase")
+        await d.press(*str(end), "enter")
+        await d.until(lambda: d.view.get("phase") == "discard", "end_phase from the list")
+        assert n > 0
+        # the stacks overlay and the help overlay open and close
+        await d.press("v")
+        assert "stack, bottom to top" in d.screen()
+        await d.press("escape")
+        await d.press("?")
+        assert "Keys" in d.screen() and "Ctrl-C" in d.screen()
+        await d.press("x")  # any key closes the help
+        assert d.model.overlay is None
+        # back to the lobby with the seat kept, and a server error in words
+        await d.press("tab")
+        await d.until(lambda: d.model.screen == "lobby" and d.model.matches, "the lobby")
+        assert "running" in d.screen() and "bot" in d.screen()
+        await d.press("j")
+        await d.until(lambda: "[already_seated]" in d.model.notice
+                      or "[seat_taken]" in d.model.notice, "the server's error in words")
+        assert "Traceback" not in d.screen()
+        await d.press("tab")
+        assert d.model.screen == "match"
+        # leave the running match: x twice resigns it
+        await d.press("x")
+        assert "press x again" in d.model.notice
+        await d.press("x")
+        await d.until(lambda: d.model.screen == "lobby" and not d.model.views, "left the match")
+
+    run_scenario(tmp_path, script)
+
+
+async def flip_until(d: Driver, done: Callable[[], bool], what: str) -> None:
+    """Press f whenever it is our flip until ``done()`` (a war takes several flips)."""
+    for _ in range(30):
+        if done():
+            return
+        await d.until(lambda: d.my_move() or done(), f"my flip ({what})")
+        if not done():
+            await d.press("f")
+            await d.until(lambda: not d.my_move() or done(), "the flip to be taken")
+    raise AssertionError(f"{what}: not reached after 30 flips")
+
+
+def test_war_battle_flip_auto_flip_and_reconnect(tmp_path: Path) -> None:
+    async def script(d: Driver) -> None:
+        await create_vs_bot(d, "war")
+        await d.until(d.my_move, "my flip")
+        assert "your flip: press f" in d.screen()
+        await flip_until(d, lambda: d.view.get("battles", 0) >= 1, "the first battle")
+        out = d.screen()
+        assert "Last battle #1:" in out
+        assert any(line.startswith("battle 1:") for line in d.mv.log)
+        counts = d.view["counts"]
+        assert sum(counts) + sum(len(t) for t in d.view["table"]) == 52
+        assert f"deck: {counts[0]} cards" in out and f"deck: {counts[1]} cards" in out
+        # the connection drops: the client says so, resumes with its token, and goes on
+        battles = d.view["battles"]
+        d.bridge.submit(d.streams[-1].aclose)
+        await d.until(lambda: "reconnected" in d.model.notice, "the reconnection")
+        assert len(d.streams) >= 2
+        assert d.model.conn.state == "connected"
+        await flip_until(d, lambda: d.view.get("battles", 0) > battles,
+                         "a battle after reconnecting")
+        # auto-flip: the server flips for us
+        await d.press("a")
+        await d.until(lambda: d.mv.snapshot.get("auto_flip"), "auto-flip on")
+        assert "Auto-flip: on" in d.screen()
+        done = d.view["battles"]
+        await d.until(lambda: d.view.get("battles", 0) >= done + 3, "auto-flipped battles")
+        await d.press("a")
+        await d.until(lambda: not d.mv.snapshot.get("auto_flip"), "auto-flip off")
+        await d.until(lambda: d.model.conn.rtt is not None, "a round-trip time")
+        assert " ms" in d.screen().splitlines()[-1]
+
+    run_scenario(tmp_path, script)
