@@ -208,3 +208,13 @@ def test_documented_hello_frame_bytes() -> None:
         "00 00 00 33 84 a4 74 79 70 65 a5 68 65 6c 6c 6f a8 70 72 6f 74 6f 63 6f 6c 91 01 a4 6e 61 "
         "6d 65 a5 61 6c 69 63 65 a6 63 6c 69 65 6e 74 a9 6d 79 62 6f 74 2f 30 2e 31"
     )
+
+
+def test_documented_intent_frame_bytes() -> None:
+    client, _server = handshake()
+    msg = {"type": "intent", "id": 8, "match": "m1a2b3c4d5", "seq": 17, "intent": {"type": "flip"}}
+    assert client.send(msg).hex(" ") == (
+        "00 00 00 39 85 a4 74 79 70 65 a6 69 6e 74 65 6e 74 a2 69 64 08 a5 6d 61 74 63 68 aa "
+        "6d 31 61 32 62 33 63 34 64 35 a3 73 65 71 11 a6 69 6e 74 65 6e 74 81 a4 74 79 70 65 "
+        "a4 66 6c 69 70"
+    )
