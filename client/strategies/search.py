@@ -54,7 +54,7 @@ class SearchStrategy:
     Args:
         seed: seeds sampling and tie-breaks (None: from the OS).
         time_budget: seconds per decision (the search stops in time; one
-            rollout round of overshoot at most, typically well under 5 ms).
+            rollout of overshoot at most, typically under a millisecond).
         horizon: turn ends a rollout plays through before it is scored
             (2: the rest of this turn and the opponent's next one).
         max_worlds: optional cap on sampled worlds per decision (for tests and
@@ -101,12 +101,19 @@ class SearchStrategy:
             if self.max_worlds is not None and worlds >= self.max_worlds:
                 break
             world = determinize(view, seat, self.rng)
-            for k, intent in enumerate(candidates):
+            scores = []
+            for intent in candidates:
+                if worlds and time.perf_counter() > deadline:
+                    break  # out of time mid-round: drop the round (compare like with like)
                 state = world.clone()
                 state.apply(seat, intent)
-                totals[k] += self._rollout(state, seat)
+                scores.append(self._rollout(state, seat))
+            if len(scores) < len(candidates):
+                break
+            for k, score in enumerate(scores):
+                totals[k] += score
             worlds += 1
-            round_cost = (time.perf_counter() - now)
+            round_cost = time.perf_counter() - now
         self.last_worlds = worlds
         best = max(totals)
         tied = [c for c, t in zip(candidates, totals, strict=True) if t >= best - 1e-9]

@@ -1,0 +1,444 @@
+"""The bot SDK: write the decision, the SDK does the rest.
+
+A bot is a function (or any callable object) that gets the seat's ``view`` and
+``legal`` intents of the newest snapshot and returns one element of ``legal``::
+
+    from client.bots.sdk import run_bot
+
+    def first_legal(view, legal):
+        return legal[0]
+
+    summary = run_bot(first_legal, "127.0.0.1:7000", game="datastructures", matches=3)
+    print(summary.format())
+
+A strategy object from :mod:`client.strategies` (``choose(game, seat, view,
+legal)``) works as a bot too, and so does an ``async def`` function.
+
+What the SDK does for the bot:
+
+* connecting and the handshake (through :mod:`client.session`), keeping the
+  resume token; when the connection drops it reconnects with backoff, resumes
+  the session and picks the match up from the snapshot the server re-sends;
+* matchmaking: ``queue`` (pair with whoever waits, the default), ``create``
+  (a new match; optionally against a server-side bot) or ``join`` (a match id);
+  it queues again when a drop loses its place in the queue;
+* timing: it acts only on the *newest* snapshot of its match. If a newer
+  snapshot arrives while the bot thinks (or during ``think``, the optional
+  pause before each move), the stale decision is thrown away and the bot is
+  asked again. An intent answered ``stale`` (War: both seats flip at once) is
+  simply decided again on the newest snapshot;
+* CPU-bound bots (the search strategy) run in a worker thread, so the session
+  keeps answering heartbeats while they think;
+* results: each finished match becomes a :class:`MatchResult`; a run returns
+  a :class:`Summary` (wins, losses, draws, mean moves).
+
+Errors: a bot that returns something not in ``legal`` raises
+:class:`BotError` (the SDK never sends an intent the snapshot did not offer);
+server refusals of lobby requests raise :class:`client.session.ServerError`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from client.session import ConnectionLost, ServerError, Session, open_session
+from protocol.version import __version__
+
+log = logging.getLogger(__name__)
+
+Intent = dict[str, Any]
+#: A bot: ``bot(view, legal) -> intent`` (sync or async), or a strategy object.
+BotFunction = Callable[[dict[str, Any], list[Intent]], Intent | Awaitable[Intent]]
+
+GAMES = ("war", "datastructures")
+MODES = ("queue", "create", "join")
+
+
+class BotError(Exception):
+    """The bot broke the contract (e.g. returned an intent that is not legal)."""
+
+
+@dataclass(slots=True)
+class MatchResult:
+    """One finished match from the bot's seat.
+
+    ``outcome`` is ``"win"``, ``"loss"`` or ``"draw"``; ``moves`` is the
+    match's length in accepted intents (both seats), ``our_moves`` the
+    intents this bot had accepted, ``reconnects`` the drops it survived.
+    """
+
+    match: str
+    game: str
+    seat: int
+    winner: int | None
+    reason: str
+    moves: int
+    our_moves: int
+    reconnects: int = 0
+
+    @property
+    def outcome(self) -> str:
+        if self.winner is None:
+            return "draw"
+        return "win" if self.winner == self.seat else "loss"
+
+
+@dataclass(slots=True)
+class Summary:
+    """Every match a run played."""
+
+    results: list[MatchResult] = field(default_factory=list)
+
+    @property
+    def wins(self) -> int:
+        return sum(r.outcome == "win" for r in self.results)
+
+    @property
+    def losses(self) -> int:
+        return sum(r.outcome == "loss" for r in self.results)
+
+    @property
+    def draws(self) -> int:
+        return sum(r.outcome == "draw" for r in self.results)
+
+    @property
+    def mean_moves(self) -> float:
+        """Mean match length in accepted intents (both seats); 0 with no match."""
+        return sum(r.moves for r in self.results) / len(self.results) if self.results else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"matches": len(self.results), "wins": self.wins, "losses": self.losses,
+                "draws": self.draws, "mean_moves": self.mean_moves,
+                "results": [{"match": r.match, "game": r.game, "seat": r.seat,
+                             "winner": r.winner, "reason": r.reason, "outcome": r.outcome,
+                             "moves": r.moves, "our_moves": r.our_moves,
+                             "reconnects": r.reconnects} for r in self.results]}
+
+    def format(self) -> str:
+        """One line: ``3 matches: 2 wins, 1 loss, 0 draws; mean 212.3 moves``."""
+        n = len(self.results)
+        return (f"{n} match{'es' if n != 1 else ''}: {self.wins} win{'s' if self.wins != 1 else ''}, "
+                f"{self.losses} loss{'es' if self.losses != 1 else ''}, "
+                f"{self.draws} draw{'s' if self.draws != 1 else ''}; "
+                f"mean {self.mean_moves:.1f} moves")
+
+
+def as_decider(bot: Any, game: str, *, threaded: bool | None = None
+               ) -> Callable[[int, dict[str, Any], list[Intent]], Awaitable[Intent]]:
+    """Turn a bot into ``await decide(seat, view, legal)``.
+
+    Args:
+        bot: ``f(view, legal)`` (sync or async) or an object with
+            ``choose(game, seat, view, legal)`` (a strategy).
+        game: the game name, passed to strategies.
+        threaded: run a sync bot in a worker thread (default: yes for
+            strategies, which may search for their whole time budget; no for
+            plain functions).
+
+    Raises:
+        TypeError: ``bot`` is neither.
+    """
+    choose = getattr(bot, "choose", None)
+    if callable(choose):
+        def call(seat: int, view: dict[str, Any], legal: list[Intent]) -> Any:
+            return choose(game, seat, view, legal)
+        if threaded is None:
+            threaded = True
+    elif callable(bot):
+        def call(seat: int, view: dict[str, Any], legal: list[Intent]) -> Any:
+            return bot(view, legal)
+        if threaded is None:
+            threaded = False
+    else:
+        raise TypeError(f"a bot is a callable f(view, legal) or a strategy, not {bot!r}")
+
+    async def decide(seat: int, view: dict[str, Any], legal: list[Intent]) -> Intent:
+        if threaded:
+            result = await trio.to_thread.run_sync(call, seat, view, legal)
+        else:
+            result = call(seat, view, legal)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    return decide
+
+
+class BotRunner:
+    """Plays matches for one bot over one :class:`~client.session.Session`.
+
+    Args:
+        session: an open session (``reconnect=True`` recommended).
+        bot: see :func:`as_decider`.
+        game: ``"war"`` or ``"datastructures"``.
+        think: seconds to wait before sending each move (0: none).
+        options: match options for ``queue`` and ``create``.
+        on_event: called with one line of text for each notable event
+            (match found, match over); None: log at INFO.
+
+    Raises:
+        ValueError: unknown game or a negative ``think``.
+    """
+
+    def __init__(self, session: Session, bot: Any, game: str, *, think: float = 0.0,
+                 options: Mapping[str, Any] | None = None,
+                 on_event: Callable[[str], None] | None = None) -> None:
+        if game not in GAMES:
+            raise ValueError(f"unknown game {game!r}; known: {', '.join(GAMES)}")
+        if think < 0:
+            raise ValueError("think must be >= 0 seconds")
+        self.session = session
+        self.game = game
+        self.think = think
+        self.options = dict(options or {})
+        self.decide = as_decider(bot, game)
+        self.on_event = on_event or (lambda text: log.info("%s", text))
+        self.latest: dict[str, dict[str, Any]] = {}   # match -> newest snapshot
+        self.serials: dict[str, int] = {}             # match -> serial of that snapshot
+        self.finished: set[str] = set()
+        self._serial = itertools.count(1)
+
+    # ------------------------------------------------------------ pushes
+
+    def _note(self, push: dict[str, Any]) -> None:
+        """Remember a pushed snapshot if it is the newest of its match."""
+        if push.get("type") != "snapshot":
+            if push.get("type") == "error":
+                log.warning("server error push: %s %s", push.get("code"), push.get("message"))
+            return
+        match = push["match"]
+        old = self.latest.get(match)
+        if old is None or push["seq"] >= old["seq"] or push["status"] == "finished":
+            self.latest[match] = push
+            self.serials[match] = next(self._serial)
+
+    def _drain(self) -> None:
+        """Take every push already received, without waiting."""
+        while True:
+            try:
+                push = self.session.pushes.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                return
+            self._note(push)
+
+    async def _next_push(self) -> None:
+        self._note(await self.session.next_push())
+        self._drain()
+
+    # ------------------------------------------------------------ matchmaking
+
+    async def queue_match(self) -> MatchResult:
+        """Queue for matchmaking, play the paired match to its end.
+
+        Raises:
+            ServerError: the server refused the queue request.
+            client.session.SessionClosed: the session ended.
+        """
+        known = set(self.latest)
+        await self._request_until_sent({"type": "queue", "game": self.game,
+                                        "options": self.options})
+        reconnects = self.session.reconnects
+        while True:
+            self._drain()
+            fresh = [m for m, s in self.latest.items()
+                     if m not in known and m not in self.finished and s["game"] == self.game
+                     and s.get("seat") is not None]
+            if fresh:
+                snap = self.latest[fresh[0]]
+                self.on_event(f"paired: match {snap['match']}, seat {snap['seat']}")
+                return await self.play_match(snap["match"], snap["seat"])
+            if self.session.reconnects != reconnects:
+                # The drop took us out of the queue: queue again.
+                reconnects = self.session.reconnects
+                try:
+                    await self.session.request({"type": "queue", "game": self.game,
+                                                "options": self.options})
+                except ServerError as exc:
+                    if exc.code != "already_seated":
+                        raise
+                except ConnectionLost:
+                    pass
+            with trio.move_on_after(1.0):
+                await self._next_push()
+
+    async def create_match(self, server_bot: str | None = None, seat: int | None = None,
+                           announce: Callable[[str], None] | None = None) -> MatchResult:
+        """Create a match (against a server-side bot when ``server_bot`` names a
+        strategy), announce its id, wait for an opponent and play it to its end.
+
+        Raises:
+            ServerError: the server refused the create request.
+        """
+        msg: dict[str, Any] = {"type": "create", "game": self.game, "options": self.options}
+        if server_bot is not None:
+            msg["bot"] = server_bot
+        if seat is not None:
+            msg["seat"] = seat
+        reply = await self.session.request(msg)
+        (announce or self.on_event)(f"created match {reply['match']} (seat {reply['seat']})")
+        return await self.play_match(reply["match"], reply["seat"])
+
+    async def join_match(self, match: str, seat: int | None = None) -> MatchResult:
+        """Join the match ``match`` and play it to its end.
+
+        Raises:
+            ServerError: e.g. ``no_such_match``, ``seat_taken``.
+        """
+        msg: dict[str, Any] = {"type": "join", "match": match}
+        if seat is not None:
+            msg["seat"] = seat
+        reply = await self.session.request(msg)
+        self.on_event(f"joined match {reply['match']} (seat {reply['seat']})")
+        return await self.play_match(reply["match"], reply["seat"])
+
+    async def _request_until_sent(self, msg: dict[str, Any]) -> dict[str, Any]:
+        while True:
+            try:
+                return await self.session.request(msg)
+            except ConnectionLost:
+                await self.session.wait_connected()
+
+    # ------------------------------------------------------------ playing
+
+    async def play_match(self, match: str, seat: int) -> MatchResult:
+        """Play ``match`` from ``seat`` until it is finished; act on the newest snapshot.
+
+        Raises:
+            BotError: the bot returned an intent that is not legal.
+            ServerError: the server refused an intent for a reason other than
+                ``stale``, ``not_your_turn``, ``illegal_intent`` or ``match_finished``
+                (those are recovered from by waiting for the next snapshot).
+            client.session.SessionClosed: the session ended.
+        """
+        start_reconnects = self.session.reconnects
+        consumed = 0        # serial of the last snapshot acted on (or skipped)
+        accepted_seq = -1   # seq of our last accepted intent
+        our_moves = 0
+        while True:
+            self._drain()
+            snap = self.latest.get(match)
+            serial = self.serials.get(match, 0)
+            if snap is not None and snap["status"] == "finished":
+                self.finished.add(match)
+                return self._result(snap, seat, our_moves, start_reconnects)
+            if (snap is None or serial <= consumed or not snap["legal"]
+                    or snap["seq"] <= accepted_seq):
+                consumed = max(consumed, serial)
+                await self._next_push()
+                continue
+            consumed = serial
+            intent = await self.decide(seat, snap["view"], list(snap["legal"]))
+            if intent not in snap["legal"]:
+                raise BotError(f"the bot chose {intent!r}, which is not among the legal "
+                               f"intents of match {match} at seq {snap['seq']}")
+            if self.think:
+                await trio.sleep(self.think)
+            self._drain()
+            if self.serials.get(match, 0) != serial:
+                continue  # a newer snapshot arrived while thinking: decide again on it
+            try:
+                await self.session.request({"type": "intent", "match": match,
+                                            "seq": snap["seq"], "intent": intent})
+            except ServerError as exc:
+                if exc.code in ("stale", "not_your_turn", "illegal_intent", "match_finished"):
+                    log.debug("intent refused (%s); acting on the next snapshot", exc.code)
+                    continue
+                raise
+            except ConnectionLost:
+                # Maybe applied, maybe not: the snapshot re-sent on resume will tell.
+                continue
+            accepted_seq = snap["seq"]
+            our_moves += 1
+
+    def _result(self, snap: dict[str, Any], seat: int, our_moves: int,
+                start_reconnects: int) -> MatchResult:
+        result = snap.get("result") or {}
+        out = MatchResult(snap["match"], snap["game"], seat, result.get("winner"),
+                          result.get("reason", "?"), snap["seq"], our_moves,
+                          self.session.reconnects - start_reconnects)
+        self.on_event(f"match {out.match} over: {out.outcome} ({out.reason}) after "
+                      f"{out.moves} moves")
+        return out
+
+
+def parse_address(address: str, default_port: int = 7000) -> tuple[str, int]:
+    """``"host:port"`` (or ``"host"``, ``"[::1]:7000"``) -> ``(host, port)``.
+
+    Raises:
+        ValueError: a port that is not a number in 1..65535.
+    """
+    host, port = address, str(default_port)
+    if address.startswith("["):
+        host, _, rest = address[1:].partition("]")
+        if rest.startswith(":"):
+            port = rest[1:]
+    elif address.count(":") == 1:
+        host, port = address.split(":")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"bad port in {address!r}")
+    return host or "127.0.0.1", int(port)
+
+
+async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
+               matches: int = 1, mode: str = "queue", match: str | None = None,
+               seat: int | None = None, server_bot: str | None = None,
+               options: Mapping[str, Any] | None = None, think: float = 0.0,
+               on_event: Callable[[str], None] | None = None,
+               session_options: Mapping[str, Any] | None = None) -> Summary:
+    """Connect, play ``matches`` matches with ``bot``, return the summary.
+
+    Args:
+        mode: ``"queue"`` (matchmaking), ``"create"`` (a new match each time;
+            ``server_bot`` names a server-side opponent) or ``"join"`` (the
+            match ``match``; plays that one match).
+        session_options: passed to :func:`client.session.open_session`
+            (e.g. ``connect`` for tests, ``backoff``); ``reconnect`` defaults on.
+
+    Raises:
+        ValueError: bad mode, game, or match count.
+        OSError: the first connection failed.
+        ServerError: a lobby request was refused.
+        BotError: the bot broke the contract.
+    """
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; known: {', '.join(MODES)}")
+    if mode == "join" and not match:
+        raise ValueError("mode 'join' needs a match id")
+    if matches < 1:
+        raise ValueError("matches must be at least 1")
+    opts: dict[str, Any] = {"reconnect": True, "client": f"cardbot/{__version__}"}
+    opts.update(session_options or {})
+    summary = Summary()
+    async with open_session(host, port, name=name, **opts) as session:
+        runner = BotRunner(session, bot, game, think=think, options=options, on_event=on_event)
+        for _ in range(1 if mode == "join" else matches):
+            if mode == "queue":
+                summary.results.append(await runner.queue_match())
+            elif mode == "create":
+                summary.results.append(await runner.create_match(server_bot, seat))
+            else:
+                assert match is not None
+                summary.results.append(await runner.join_match(match, seat))
+    return summary
+
+
+def run_bot(bot: Any, address: str = "127.0.0.1:7000", *, game: str,
+            **kwargs: Any) -> Summary:
+    """Blocking wrapper of :func:`play`: ``run_bot(f, "host:port", game="war")``.
+
+    Raises:
+        See :func:`play` and :func:`parse_address`.
+    """
+    host, port = parse_address(address)
+    return trio.run(lambda: play(bot, host, port, game=game, **kwargs))
+
+
+__all__ = ["BotError", "BotRunner", "MatchResult", "Summary", "as_decider", "parse_address",
+           "play", "run_bot"]

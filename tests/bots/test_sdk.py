@@ -1,0 +1,153 @@
+"""The bot SDK against the real server over loopback TCP."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from client.bots.sdk import BotError, Summary, parse_address, play
+from client.session import tcp_connector
+from client.strategies import get_strategy
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "minimal_bot.py"
+
+
+def _load_example():
+    spec = importlib.util.spec_from_file_location("minimal_bot", EXAMPLE)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_example_is_minimal() -> None:
+    assert len(EXAMPLE.read_text().splitlines()) < 20
+
+
+async def test_example_bot_plays_a_whole_match_against_a_server_bot(start_server) -> None:
+    server = await start_server()
+    example = _load_example()
+    with trio.fail_after(20):
+        summary = await play(example.first_legal, "127.0.0.1", server.port,
+                             game="datastructures", mode="create", server_bot="greedy",
+                             options={"cap": 60})
+    [result] = summary.results
+    assert result.game == "datastructures" and result.moves > 0 and result.our_moves > 0
+    assert result.reason in ("three_arrays", "cap", "stuck")
+    assert summary.wins + summary.losses + summary.draws == 1
+
+
+async def test_example_script_runs_against_the_server(start_server) -> None:
+    """The example file as a user runs it, paired by matchmaking with an SDK bot."""
+    server = await start_server()
+    address = f"127.0.0.1:{server.port}"
+    done: dict[str, object] = {}
+
+    async def opponent() -> None:
+        done["summary"] = await play(get_strategy("greedy", seed=1), "127.0.0.1", server.port,
+                                     game="war", name="opponent")
+
+    with trio.fail_after(25):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(opponent)
+            proc = await trio.run_process([sys.executable, str(EXAMPLE), address, "war"],
+                                          capture_stdout=True, capture_stderr=True, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert "1 match:" in proc.stdout.decode()
+    summary = done["summary"]
+    assert isinstance(summary, Summary) and len(summary.results) == 1
+
+
+async def test_two_strategy_bots_pair_by_queue_and_agree(start_server) -> None:
+    server = await start_server()
+    out: dict[str, Summary] = {}
+
+    async def run(name: str, strategy: str) -> None:
+        out[name] = await play(get_strategy(strategy, seed=3), "127.0.0.1", server.port,
+                               game="datastructures", name=name, matches=2,
+                               options={"cap": 40})
+
+    with trio.fail_after(25):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run, "greedy", "greedy")
+            nursery.start_soon(run, "random", "random")
+    a, b = out["greedy"], out["random"]
+    assert len(a.results) == len(b.results) == 2
+    for ra, rb in zip(a.results, b.results, strict=True):
+        assert ra.match == rb.match and {ra.seat, rb.seat} == {0, 1}
+        assert ra.winner == rb.winner and ra.moves == rb.moves
+        assert ra.our_moves + rb.our_moves == ra.moves
+    assert a.wins == b.losses and a.draws == b.draws
+
+
+async def test_war_stale_flips_are_retried_on_the_newest_snapshot(start_server) -> None:
+    """In War both seats flip at once, so `stale` happens; both bots still finish."""
+    server = await start_server()
+    out: list[Summary] = []
+
+    async def run(name: str) -> None:
+        out.append(await play(lambda view, legal: legal[0], "127.0.0.1", server.port,
+                              game="war", name=name, options={"cap": 300}))
+
+    with trio.fail_after(25):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run, "left")
+            nursery.start_soon(run, "right")
+    assert len(out) == 2
+    assert out[0].results[0].moves == out[1].results[0].moves
+    assert out[0].results[0].our_moves == out[1].results[0].our_moves  # one flip each per battle
+
+
+async def test_bot_reconnects_with_its_token_and_finishes(start_server) -> None:
+    server = await start_server()
+    streams: list[trio.SocketStream] = []
+    tcp = tcp_connector("127.0.0.1", server.port)
+
+    async def connect() -> trio.abc.Stream:
+        stream = await tcp()
+        streams.append(stream)
+        return stream
+
+    moves = 0
+
+    def counting(view, legal):
+        nonlocal moves
+        moves += 1
+        return legal[0]
+
+    async def cut_twice() -> None:
+        for target in (5, 40):
+            while moves < target:
+                await trio.sleep(0.001)
+            await streams[-1].aclose()   # drop the live connection under the bot
+
+    with trio.fail_after(25):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(cut_twice)
+            summary = await play(counting, "127.0.0.1", server.port, game="datastructures",
+                                 mode="create", server_bot="random", options={"cap": 40},
+                                 session_options={"connect": connect})
+            nursery.cancel_scope.cancel()
+    [result] = summary.results
+    assert result.reconnects == 2 and len(streams) == 3
+    assert result.reason in ("three_arrays", "cap", "stuck")
+
+
+async def test_illegal_choice_is_a_bot_error(start_server) -> None:
+    server = await start_server()
+    with trio.fail_after(10), pytest.raises(BotError, match="not among the legal"):
+        await play(lambda view, legal: {"type": "cheat"}, "127.0.0.1", server.port,
+                   game="war", mode="create", server_bot="random")
+
+
+def test_parse_address() -> None:
+    assert parse_address("example.org:7001") == ("example.org", 7001)
+    assert parse_address("localhost") == ("localhost", 7000)
+    assert parse_address("[::1]:9") == ("::1", 9)
+    with pytest.raises(ValueError):
+        parse_address("host:http")
