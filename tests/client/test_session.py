@@ -476,3 +476,104 @@ async def test_bye_server_shutdown_reconnects_but_session_resumed_does_not(
             assert [m["reason"] async for m in s.pushes] == ["session_resumed"]
             assert s.close_reason == "session_resumed" and s.reconnects == 1
         nursery.cancel_scope.cancel()
+
+
+# --------------------------------------------------------------------------- the real server
+
+
+def _config(tmp_path: Any, port: int = 0) -> Any:
+    from server.config import ServerConfig
+
+    return ServerConfig(
+        host="127.0.0.1",
+        port=port,
+        db=tmp_path / "session.db",
+        turn_timer=0,
+        shutdown_timeout=0.5,
+        bot_time_budget=0.01,
+        auto_flip_delay=0.0,
+    )
+
+
+async def _play_until(session: Any, match: str, done: Any) -> dict[str, Any]:
+    """Answer every snapshot of ``match`` with its first legal intent until ``done(snapshot)``."""
+    while True:
+        push = await session.next_push(timeout=10)
+        if push["type"] != "snapshot" or push["match"] != match:
+            continue
+        if done(push):
+            return push
+        if push["legal"]:
+            try:
+                await session.request(
+                    {
+                        "type": "intent",
+                        "match": match,
+                        "seq": push["seq"],
+                        "intent": push["legal"][0],
+                    }
+                )
+            except ServerError as exc:
+                assert exc.code in ("stale", "not_your_turn")
+
+
+async def test_against_the_real_server_plays_to_the_end_and_verifies_the_shuffle(
+    tmp_path: Any,
+) -> None:
+    from engine.fairness import verify
+    from server.app import serve
+
+    async with trio.open_nursery() as nursery:
+        server = await nursery.start(partial(serve, _config(tmp_path)))
+        async with open_session("127.0.0.1", server.port, name="sess", client="test/1") as s:
+            assert s.limits["max_frame"] == 65536 and s.token
+            reply = await s.request(
+                {"type": "create", "game": "war", "bot": "random", "options": {"cap": 15}}
+            )
+            last = await _play_until(s, reply["match"], lambda snap: snap["status"] == "finished")
+            assert verify(last["reveal"]["seed"], last["reveal"]["salt"], last["commitment"])
+            assert set(last["result"]) == {"winner", "reason"}
+            with pytest.raises(ServerError) as info:
+                await s.request({"type": "join", "match": "nope"})
+            assert info.value.code == "no_such_match"
+            assert await s.ping() < 1
+        server.shutdown()
+
+
+async def test_against_the_real_server_resumes_after_a_restart(tmp_path: Any) -> None:
+    from server.app import serve
+
+    states: list[SessionState] = []
+    async with trio.open_nursery() as nursery:
+        server = await nursery.start(partial(serve, _config(tmp_path)))
+        port = server.port
+
+        async def connect() -> trio.abc.Stream:
+            return await trio.open_tcp_stream("127.0.0.1", port)
+
+        backoff = Backoff(initial=0.05, maximum=0.2)
+        async with open_session(
+            name="phoenix", connect=connect, reconnect=True, backoff=backoff, on_state=states.append
+        ) as s:
+            reply = await s.request({"type": "create", "game": "datastructures", "bot": "random"})
+            match = reply["match"]
+            before = await _play_until(s, match, lambda snap: snap["seq"] >= 3)
+            token = s.token
+            server.shutdown()
+            await server.stopped.wait()
+            while (bye := await s.next_push(timeout=5))["type"] != "bye":
+                pass  # snapshots sent before the shutdown
+            assert bye["reason"] == "server_shutdown"
+            server = await nursery.start(partial(serve, _config(tmp_path, port=port)))
+            with trio.fail_after(10):
+                await s.wait_connected()
+            assert s.resumed and s.token == token and s.reconnects == 1
+            fresh = await s.next_push(
+                timeout=5
+            )  # the first push after the bye: the resume snapshot
+            assert (fresh["type"], fresh["match"]) == ("snapshot", match)
+            assert fresh["seq"] >= before["seq"] and fresh["status"] == "active"
+            reply = await s.request({"type": "resign", "match": match})
+            assert reply["match"] == match
+        server.shutdown()
+    assert states[:3] == [SessionState.CONNECTED, SessionState.RECONNECTING, SessionState.CONNECTED]
