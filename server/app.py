@@ -99,6 +99,10 @@ class Server:
             name = f"{peer[0]}:{peer[1]}"
         except OSError:
             name = "?"
+        await self.serve_stream(stream, name)
+
+    async def serve_stream(self, stream: trio.abc.Stream, name: str = "stream") -> None:
+        """Serve one connection over any trio stream (tests use memory streams)."""
         if len(self.clients) >= self.config.max_connections:
             await self._refuse(stream, name)
             return
@@ -110,7 +114,7 @@ class Server:
         finally:
             self.clients.discard(client)
 
-    async def _refuse(self, stream: trio.SocketStream, name: str) -> None:
+    async def _refuse(self, stream: trio.abc.Stream, name: str) -> None:
         log.warning("refusing %s: %d connections already", name, len(self.clients))
         error = ProtocolError("too_many_connections",
                               f"the server serves at most {self.config.max_connections} "

@@ -309,8 +309,8 @@ class Match:
                     if seat.bot is not None:
                         self._start_bot(seat)
                 task_status.started()
-                self._broadcast([])
                 self._update_timers(None)
+                self._broadcast([])
                 await self._loop()
                 nursery.cancel_scope.cancel()
         finally:
@@ -573,8 +573,8 @@ class Match:
         log.info("match %s: %s joins seat %d", self.id, session.id, seat.index)
         self._ok(req, match=self.id, seat=seat.index)
         if self.status == "active":
-            self._broadcast([])
             self._update_timers(None)
+            self._broadcast([])
         else:
             self._send_snapshot(session, seat.index)
             self._presence(seat)
@@ -713,8 +713,8 @@ class Match:
                            self.turn_timer, self.abandon, self.status, self.created)
 
     def _changed(self, events: list[Event], acted: int | None) -> None:
-        self._broadcast(events)
         self._update_timers(acted)
+        self._broadcast(events)
         if self.status == "finished":
             self._stop_bots()
 

@@ -106,8 +106,9 @@ def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
-def print_record(record: dict[str, Any], out: TextIO = sys.stdout) -> None:
+def print_record(record: dict[str, Any], out: TextIO | None = None) -> None:
     """Print a :func:`public_record` for people: one line per move and its public events."""
+    out = out or sys.stdout
     players = ", ".join(f"seat {p['seat']}: {p['name'] or '-'}" + (f" (bot {p['bot']})"
                         if p["bot"] else "") for p in record["players"])
     print(f"match {record['match']}  game {record['game']}  status {record['status']}", file=out)
@@ -133,8 +134,9 @@ def print_record(record: dict[str, Any], out: TextIO = sys.stdout) -> None:
         print("not finished: the seed stays secret until the match ends", file=out)
 
 
-def replay_command(match_id: str, db: str, as_json: bool, out: TextIO = sys.stdout) -> int:
+def replay_command(match_id: str, db: str, as_json: bool, out: TextIO | None = None) -> int:
     """Run ``cardserver replay``; returns the exit status (1: no such match or bad journal)."""
+    out = out or sys.stdout
     store = Store(db)
     try:
         rec = store.load_match(match_id)

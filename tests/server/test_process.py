@@ -1,0 +1,152 @@
+"""The `cardserver` process: SIGKILL and restart with matches resuming; clean SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import trio
+
+from server.cli import main as cli_main
+from tests.server.helpers import Closed, TestClient
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def _start(db: Path, port: int, log: Path) -> subprocess.Popen:
+    args = [sys.executable, "-m", "server.cli", "--host", "127.0.0.1", "--port", str(port),
+            "--db", str(db), "--log-level", "debug", "--grace", "60", "--turn-timer", "0"]
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=open(log, "a"))  # noqa: SIM115
+    with trio.fail_after(15):
+        while True:
+            try:
+                stream = await trio.open_tcp_stream("127.0.0.1", port)
+            except OSError:
+                assert proc.poll() is None, log.read_text()
+                await trio.sleep(0.05)
+                continue
+            await stream.aclose()
+            return proc
+
+
+async def _client(port: int, name: str, resume: str | None = None) -> TestClient:
+    client = await TestClient.connect(port)
+    welcome = await client.hello(name, resume=resume)
+    assert welcome["type"] == "welcome", welcome
+    return client
+
+
+async def _play(clients: dict[int, TestClient], mid: str, steps: int,
+                snaps: dict[int, dict] | None = None) -> dict[int, dict]:
+    """Make ``steps`` accepted intents (first legal of whoever may act)."""
+    if snaps is None:
+        snaps = {s: await c.snapshot(mid, lambda m: m["status"] == "active")
+                 for s, c in clients.items()}
+    for _ in range(steps):
+        seat = next(s for s, snap in snaps.items() if snap["legal"])
+        reply = await clients[seat].request("intent", match=mid, seq=snaps[seat]["seq"],
+                                            intent=snaps[seat]["legal"][0])
+        assert reply["type"] == "ok", reply
+        for s, c in clients.items():
+            snaps[s] = await c.snapshot(mid, lambda m, n=reply["seq"]: m["seq"] >= n)
+        if snaps[0]["status"] == "finished":
+            break
+    return snaps
+
+
+async def test_sigkill_and_restart_resumes_matches(tmp_path: Path, capsys) -> None:
+    db, log, port = tmp_path / "kill.db", tmp_path / "server.log", _free_port()
+    proc = await _start(db, port, log)
+    try:
+        alice, bob, eve = (await _client(port, "alice"), await _client(port, "bob"),
+                           await _client(port, "eve"))
+        mid = (await alice.expect_ok("create", game="datastructures",
+                                     options={"cap": 10}))["match"]
+        await bob.expect_ok("join", match=mid)
+        await eve.expect_ok("watch", match=mid)
+        before = await _play({0: alice, 1: bob}, mid, 12)
+        tokens = {name: c.welcome["token"] for name, c in
+                  (("alice", alice), ("bob", bob), ("eve", eve))}
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        for c in (alice, bob, eve):
+            await c.aclose()
+
+        proc = await _start(db, port, log)
+        alice = await _client(port, "alice", tokens["alice"])
+        bob = await _client(port, "bob", tokens["bob"])
+        eve = await _client(port, "eve", tokens["eve"])
+        assert alice.welcome["resumed"] and bob.welcome["resumed"]
+        after = await alice.snapshot(mid)
+        assert after["seq"] == before[0]["seq"]
+        assert after["view"] == before[0]["view"] and after["legal"] == before[0]["legal"]
+        assert after["commitment"] == before[0]["commitment"]
+        assert (await eve.snapshot(mid))["seat"] is None
+        final = await _play({0: alice, 1: bob}, mid, 10000,
+                            {0: after, 1: await bob.snapshot(mid)})
+        assert final[0]["status"] == "finished" and final[0]["reveal"]
+        assert (await eve.snapshot(mid, lambda s: s["status"] == "finished"))["result"]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    text = log.read_text()
+    assert "restored at seq" in text and "finished after seq" in text
+    hand = before[0]["view"]["hand"]
+    assert "'cards'" not in text and not any(f"'{card}'" in text for card in hand)
+
+    capsys.readouterr()
+    assert cli_main(["replay", mid, "--db", str(db), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert len(record["moves"]) == final[0]["seq"] and record["verified"] is True
+    assert record["reveal"] == final[0]["reveal"]
+    assert all(m["view"]["hand"] is None for m in record["moves"])
+    assert cli_main(["replay", mid, "--db", str(db)]) == 0
+    text = capsys.readouterr().out
+    assert "matches the commitment" in text and f"match {mid}" in text
+
+
+async def test_sigterm_shuts_down_cleanly(tmp_path: Path) -> None:
+    db, log, port = tmp_path / "term.db", tmp_path / "server.log", _free_port()
+    proc = await _start(db, port, log)
+    try:
+        alice = await _client(port, "alice")
+        mid = (await alice.expect_ok("create", game="war"))["match"]
+        os.kill(proc.pid, signal.SIGTERM)
+        bye = await alice.wait_push(lambda m: m["type"] == "bye")
+        assert bye["reason"] == "server_shutdown"
+        try:
+            with trio.fail_after(5):
+                while True:
+                    await alice.next_message()
+        except Closed:
+            pass
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = log.read_text()
+    for event in ("starting", "listening on 127.0.0.1:", "connection from", f"match {mid} created",
+                  "received SIGTERM", "stopped"):
+        assert event in text, (event, text)
+    # the waiting match is still in the store
+    from server.store import Store
+    store = Store(db)
+    assert store.load_match(mid).status == "waiting"
+    store.close()
