@@ -20,7 +20,7 @@ What it does:
 * :meth:`Session.request` assigns the ``id``, sends, and returns the ``ok`` reply
   or raises :class:`ServerError` for an ``error`` reply;
 * every other server message (snapshot, presence, chat, bye, and errors that
-  answer no request of ours) goes to ``session.pushes``, a bounded trio memory
+  answer no request of ours; ``ok`` replies nobody waits for are dropped) goes to ``session.pushes``, a bounded trio memory
   channel that survives reconnections and closes when the session ends. When
   it is full the oldest push is dropped (``session.dropped_pushes`` counts them),
   so a program that never reads pushes cannot stall replies or heartbeats;
@@ -41,6 +41,7 @@ heartbeat. Everything on the wire goes through :class:`protocol.connection.Conne
 
 from __future__ import annotations
 
+import collections
 import enum
 import itertools
 import logging
@@ -213,6 +214,8 @@ class Session:
         self._push_send, self.pushes = trio.open_memory_channel[dict[str, Any]](push_buffer)
         self._ids = itertools.count(1)
         self._pending: dict[int, _Waiter] = {}
+        #: ids of requests given up on (timeout, cancel): their late replies are dropped
+        self._abandoned: collections.deque[int] = collections.deque(maxlen=1024)
         self._link: _Link | None = None
         self._connected = trio.Event()
         self._closed = trio.Event()
@@ -256,7 +259,8 @@ class Session:
                 await self._enqueue({**msg, "id": rid})
                 await waiter.event.wait()
         finally:
-            self._pending.pop(rid, None)
+            if self._pending.pop(rid, None) is not None and not waiter.event.is_set():
+                self._abandoned.append(rid)
         if waiter.error is not None:
             raise waiter.error
         assert waiter.reply is not None
@@ -546,6 +550,10 @@ class Session:
             if waiter is not None:
                 waiter.resolve(msg)
                 return
+            if msg["id"] in self._abandoned:  # a late reply to a request given up on
+                return
+        if mtype == "ok":  # a reply to a message sent with send(): nobody waits for it
+            return
         if mtype == "bye":
             link.dead_reason = msg["reason"]
         elif mtype == "error" and CODES.get(msg["code"]) and CODES[msg["code"]].fatal:

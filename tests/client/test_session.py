@@ -65,6 +65,7 @@ class FakeServer:
         self.streams: list[trio.abc.Stream] = []
         self.refuse = False
         self.hold_requests = False
+        self.reply_delay = 0.0
         self.connects = 0
         self._tokens = itertools.count(1)
 
@@ -163,7 +164,9 @@ class FakeServer:
                     await send(conn.send({"type": "bye", "reason": reason, "message": "bye"}))
                     return
                 else:
-                    await send(conn.send({"type": "ok", "id": msg.get("id")}))
+                    await trio.sleep(self.reply_delay)
+                    reply = {"type": "ok", "id": msg["id"]} if "id" in msg else {"type": "ok"}
+                    await send(conn.send(reply))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
         finally:
@@ -577,3 +580,23 @@ async def test_against_the_real_server_resumes_after_a_restart(tmp_path: Any) ->
             assert reply["match"] == match
         server.shutdown()
     assert states[:3] == [SessionState.CONNECTED, SessionState.RECONNECTING, SessionState.CONNECTED]
+
+
+async def test_late_replies_are_dropped_and_send_errors_are_pushed(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with trio.open_nursery() as nursery:
+        server = FakeServer(nursery)
+        async with open_session(name="a", connect=server.connect, ping_interval=1000) as s:
+            server.reply_delay = 2
+            with pytest.raises(trio.TooSlowError):
+                await s.request({"type": "games"}, timeout=1)
+            await trio.sleep(2)  # the late ok arrives and is dropped
+            server.reply_delay = 0
+            await s.send({"type": "games"})  # its ok (no id) is nobody's
+            await s.send({"type": "join", "match": "zzz"})  # its error is pushed
+            push = await s.next_push(timeout=1)
+            assert (push["type"], push["code"]) == ("error", "no_such_match")
+            await trio.testing.wait_all_tasks_blocked()
+            assert s.pushes.statistics().current_buffer_used == 0
+        nursery.cancel_scope.cancel()
