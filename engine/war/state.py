@@ -295,9 +295,9 @@ class WarState(State):
             raise GameOver("the game is over", rule="R0.4")
         if isinstance(seat, bool) or seat not in SEATS:
             raise IllegalIntent(f"no seat {seat!r} in War (seats are 0 and 1)", rule="R0.4")
-        events: list[Event] = []
+        events: list[Event] = [{"type": "resign" if reason == REASON_RESIGN else "forfeit",
+                                "seat": seat, "reason": reason}]
         self._end(1 - seat, reason, events)
-        events[0]["seat"] = seat
         return events
 
     @property

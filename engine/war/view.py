@@ -32,7 +32,8 @@ Events (projected; unknown raw events are dropped)::
     {"type": "war", "battle": n, "step": k}          # a tie: war step k follows
     {"type": "battle", "battle": n, "winner": s, "cards": k, "wars": w}
                                         # the pile of k cards (w war steps) went to s
-    {"type": "game_over", "winner": s | None, "reason": str[, "seat": s]}
+    {"type": "resign" | "forfeit", "seat": s, "reason": str}   # R0.4, timeouts
+    {"type": "game_over", "winner": s | None, "reason": str}
 """
 
 from __future__ import annotations
@@ -131,9 +132,8 @@ def project_events(events: list[Event], seat: int | None) -> list[Event]:
                         "winner": event["winner"], "cards": event.get("cards", 2),
                         "wars": event.get("wars", 0)})
         elif kind == "game_over":
-            projected = {"type": "game_over", "winner": event["winner"],
-                         "reason": event["reason"]}
-            if "seat" in event:
-                projected["seat"] = event["seat"]
-            out.append(projected)
+            out.append({"type": "game_over", "winner": event["winner"],
+                        "reason": event["reason"]})
+        elif kind in ("resign", "forfeit"):
+            out.append({"type": kind, "seat": event["seat"], "reason": event["reason"]})
     return out

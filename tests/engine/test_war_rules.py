@@ -355,7 +355,8 @@ def test_forfeit_and_resign_end_the_game_once() -> None:
     state = get_game("war").new_state(8)
     state.apply(1, FLIP)
     events = state.forfeit(1, "timeout")
-    assert events == [{"type": "game_over", "winner": 0, "reason": "timeout", "seat": 1}]
+    assert events == [{"type": "forfeit", "seat": 1, "reason": "timeout"},
+                      {"type": "game_over", "winner": 0, "reason": "timeout"}]
     assert state.to_move() == () and state.legal(0) == []
     with pytest.raises(GameOver):
         state.resign(0)
