@@ -1,15 +1,142 @@
-"""The `cardbot` command: headless bots that play over the protocol."""
+"""The ``cardbot`` command: a headless bot that plays over the protocol.
+
+    cardbot connect HOST:PORT --game datastructures --strategy search --matches 5
+    cardbot connect HOST:PORT --game war --create            # prints the match id
+    cardbot connect HOST:PORT --game war --match ID          # joins that match
+    cardbot strategies                                       # or --strategy list
+
+It plays through the SDK (:mod:`client.bots.sdk`): matchmaking, reconnection
+with the resume token, acting on the newest snapshot. At the end (or on
+Ctrl-C) it prints a summary: wins, losses, draws and the mean match length.
+Exit status: 0 done, 1 connection or server error, 2 bad arguments.
+"""
 
 from __future__ import annotations
 
+import argparse
+import json
 import sys
+from typing import Any
 
-from client.placeholder import not_built_main
+import trio
+
+from client.bots.sdk import GAMES, BotError, Summary, parse_address, play
+from client.session import SessionError
+from client.sim.tournament import parse_options
+from client.strategies import DEFAULT_TIME_BUDGET, describe, get_strategy, strategy_names
+from protocol.version import __version__
+
+
+def _strategy_list() -> str:
+    lines = ["strategies (in War every strategy just flips):"]
+    lines += [f"  {name:<8} {doc}" for name, doc in describe().items()]
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``cardbot`` argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="cardbot", description="cardbot: headless bots that play over the protocol",
+        epilog=_strategy_list(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"cardbot {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    conn = sub.add_parser("connect", help="connect to a server and play matches",
+                          epilog=_strategy_list(),
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    conn.add_argument("address", metavar="HOST:PORT", help="the server, e.g. 127.0.0.1:7000")
+    conn.add_argument("--game", choices=GAMES, help="war or datastructures (required)")
+    conn.add_argument("--strategy", default="greedy", metavar="NAME",
+                      help=f"one of {', '.join(strategy_names())}; 'list' lists them "
+                           "(default: %(default)s)")
+    conn.add_argument("--matches", type=int, default=1, metavar="N",
+                      help="matches to play (default %(default)s)")
+    conn.add_argument("--name", default=None, help="display name (default: bot-STRATEGY)")
+    how = conn.add_mutually_exclusive_group()
+    how.add_argument("--match", metavar="ID", help="join this match instead of queueing")
+    how.add_argument("--create", action="store_true",
+                     help="create a match, print its id and wait for an opponent")
+    conn.add_argument("--vs-bot", metavar="STRATEGY",
+                      help="with --create: a server-side bot takes the other seat")
+    conn.add_argument("--seat", type=int, choices=(0, 1), help="seat to take (create/join)")
+    conn.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                      help="match option for queue/create, e.g. --option cap=200")
+    conn.add_argument("--think", type=float, default=0.0, metavar="SECONDS",
+                      help="pause before each move (default %(default)s)")
+    conn.add_argument("--time-budget", type=float, default=DEFAULT_TIME_BUDGET,
+                      metavar="SECONDS", help="search time per move (default %(default)s)")
+    conn.add_argument("--seed", type=int, default=None, help="seed the strategy's generator")
+    conn.add_argument("--json", action="store_true", help="print the summary as JSON")
+    conn.add_argument("--quiet", action="store_true", help="print only the summary")
+    sub.add_parser("strategies", help="list the strategies")
+    return parser
+
+
+def _fail(message: str, status: int) -> int:
+    print(f"cardbot: {message}", file=sys.stderr)
+    return status
+
+
+def run_connect(args: argparse.Namespace) -> int:
+    """``cardbot connect``; returns the exit status."""
+    if args.strategy == "list":
+        print(_strategy_list())
+        return 0
+    if args.game is None:
+        return _fail("--game is required (war or datastructures)", 2)
+    if args.matches < 1:
+        return _fail("--matches must be at least 1", 2)
+    if args.think < 0:
+        return _fail("--think must be >= 0", 2)
+    if args.vs_bot is not None and not args.create:
+        return _fail("--vs-bot needs --create", 2)
+    try:
+        host, port = parse_address(args.address)
+        options = parse_options(args.option)
+        strategy = get_strategy(args.strategy, seed=args.seed, time_budget=args.time_budget)
+        if args.vs_bot is not None:
+            get_strategy(args.vs_bot)
+    except ValueError as exc:
+        return _fail(str(exc), 2)
+    mode = "join" if args.match else "create" if args.create else "queue"
+    name = args.name or f"bot-{args.strategy}"
+    summary = Summary()
+
+    def say(text: str) -> None:
+        if not args.quiet or text.startswith("created match"):
+            print(text, flush=True)
+
+    kwargs: dict[str, Any] = dict(game=args.game, name=name, matches=args.matches, mode=mode,
+                                  match=args.match, seat=args.seat, server_bot=args.vs_bot,
+                                  options=options, think=args.think, on_event=say,
+                                  summary=summary)
+    status = 0
+    try:
+        trio.run(lambda: play(strategy, host, port, **kwargs))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        status = 130
+    except OSError as exc:
+        status = _fail(f"cannot connect to {host}:{port}: {exc}", 1)
+    except (SessionError, BotError) as exc:
+        status = _fail(str(exc), 1)
+    if args.json:
+        print(json.dumps(summary.to_dict(), indent=2))
+    else:
+        print(summary.format())
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of `cardbot`; returns the exit status."""
-    return not_built_main("cardbot", "cardbot: headless bots that play over the protocol", argv)
+    """Entry point of ``cardbot``; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "strategies":
+        print(_strategy_list())
+        return 0
+    if args.command == "connect":
+        return run_connect(args)
+    parser.print_help()
+    return 2
 
 
 if __name__ == "__main__":

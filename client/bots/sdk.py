@@ -391,7 +391,8 @@ async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
                seat: int | None = None, server_bot: str | None = None,
                options: Mapping[str, Any] | None = None, think: float = 0.0,
                on_event: Callable[[str], None] | None = None,
-               session_options: Mapping[str, Any] | None = None) -> Summary:
+               session_options: Mapping[str, Any] | None = None,
+               summary: Summary | None = None) -> Summary:
     """Connect, play ``matches`` matches with ``bot``, return the summary.
 
     Args:
@@ -400,6 +401,8 @@ async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
             match ``match``; plays that one match).
         session_options: passed to :func:`client.session.open_session`
             (e.g. ``connect`` for tests, ``backoff``); ``reconnect`` defaults on.
+        summary: a :class:`Summary` to fill in as matches end (so a caller
+            that is interrupted still has the finished ones); default: a new one.
 
     Raises:
         ValueError: bad mode, game, or match count.
@@ -415,7 +418,7 @@ async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
         raise ValueError("matches must be at least 1")
     opts: dict[str, Any] = {"reconnect": True, "client": f"cardbot/{__version__}"}
     opts.update(session_options or {})
-    summary = Summary()
+    summary = Summary() if summary is None else summary
     async with open_session(host, port, name=name, **opts) as session:
         runner = BotRunner(session, bot, game, think=think, options=options, on_event=on_event)
         for _ in range(1 if mode == "join" else matches):
