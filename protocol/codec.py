@@ -86,27 +86,26 @@ def unpack(body: bytes, limits: Limits = SERVER_LIMITS) -> dict[str, Any]:
     return value
 
 
-def _check_shape(value: Any, max_depth: int) -> None:
-    """Iteratively check nesting depth (bad_frame) and string map keys (bad_message)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            if depth > max_depth:
-                raise ProtocolError("bad_frame", f"nesting deeper than {max_depth}")
-            for key, sub in item.items():
-                if not isinstance(key, str):
-                    raise ProtocolError(
-                        "bad_message", f"map keys must be strings, got {_kind(key)}"
-                    )
-                if isinstance(sub, dict | list):
-                    stack.append((sub, depth + 1))
-        elif isinstance(item, list):
-            if depth > max_depth:
-                raise ProtocolError("bad_frame", f"nesting deeper than {max_depth}")
-            for sub in item:
-                if isinstance(sub, dict | list):
-                    stack.append((sub, depth + 1))
+def _check_shape(value: Any, max_depth: int, depth: int = 1) -> None:
+    """Check nesting depth (bad_frame) and string map keys (bad_message).
+
+    Recursion stops at ``max_depth + 1`` levels, so it is bounded by the limits.
+    """
+    kind = type(value)
+    if kind is dict:
+        if depth > max_depth:
+            raise ProtocolError("bad_frame", f"nesting deeper than {max_depth}")
+        for key, sub in value.items():
+            if type(key) is not str:
+                raise ProtocolError("bad_message", f"map keys must be strings, got {_kind(key)}")
+            if type(sub) is dict or type(sub) is list:
+                _check_shape(sub, max_depth, depth + 1)
+    elif kind is list:
+        if depth > max_depth:
+            raise ProtocolError("bad_frame", f"nesting deeper than {max_depth}")
+        for sub in value:
+            if type(sub) is dict or type(sub) is list:
+                _check_shape(sub, max_depth, depth + 1)
 
 
 def _kind(value: Any) -> str:

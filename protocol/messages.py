@@ -60,6 +60,15 @@ def _kind(value: Any) -> str:
 # --------------------------------------------------------------------------- checkers
 
 
+class _Where(Exception):
+    """A failure deep inside a Data value; ``parts`` collects the path while unwinding."""
+
+    def __init__(self, message: str, whole: bool = False) -> None:
+        self.message = message
+        self.whole = whole
+        self.parts: list[str] = []
+
+
 @dataclass(frozen=True, slots=True)
 class Str:
     """A string of ``min``..``max`` characters; ``text`` refuses control characters."""
@@ -167,7 +176,7 @@ class ListOf:
     max: int = 64
 
     def __call__(self, value: Any, path: str) -> Any:
-        if not isinstance(value, list):
+        if not isinstance(value, list | tuple):
             raise _bad(path, f"expected an array, got {_kind(value)}")
         if not self.min <= len(value) <= self.max:
             raise _bad(path, f"{len(value)} items, outside {self.min}..{self.max}")
@@ -231,35 +240,62 @@ class Data:
     def __call__(self, value: Any, path: str) -> Any:
         if self.map_only and not isinstance(value, dict):
             raise _bad(path, f"expected a map, got {_kind(value)}")
-        items = 0
-        stack: list[tuple[Any, str, int]] = [(value, path, 1)]
-        while stack:
-            item, where, depth = stack.pop()
-            if isinstance(item, dict | list):
-                if depth > self.max_depth or (self.scalars_only and depth > 1):
-                    raise _bad(
-                        where, f"nested deeper than {1 if self.scalars_only else self.max_depth}"
-                    )
-                items += len(item)
-                if items > self.max_items:
-                    raise _bad(path, f"more than {self.max_items} items in total")
-                if isinstance(item, dict):
-                    for key, sub in item.items():
-                        if not isinstance(key, str) or len(key) > self.max_str:
-                            raise _bad(where, "map keys must be strings within the length limit")
-                        stack.append((sub, f"{where}.{key}", depth + 1))
-                else:
-                    for i, sub in enumerate(item):
-                        stack.append((sub, f"{where}[{i}]", depth + 1))
-            elif isinstance(item, str):
-                if len(item) > self.max_str:
-                    raise _bad(where, f"string longer than {self.max_str}")
-            elif isinstance(item, float):
-                if not math.isfinite(item):
-                    raise _bad(where, "numbers must be finite")
-            elif item is not None and not isinstance(item, bool | int):
-                raise _bad(where, f"{_kind(item)} is not allowed here")
+        budget = [self.max_items]
+        try:
+            self._walk(value, 1, budget)
+        except _Where as where:
+            sub = path + "".join(reversed(where.parts))
+            raise _bad(path if where.whole else sub, where.message) from None
         return value
+
+    def _walk(self, value: Any, depth: int, budget: list[int]) -> None:
+        """Check ``value`` (recursion depth <= max_depth); the path is built only on failure."""
+        kind = type(value)
+        if kind is not dict and kind is not list and kind is not tuple:
+            self._scalar(value)
+            return
+        if depth > self.max_depth or (self.scalars_only and depth > 1):
+            raise _Where(f"nested deeper than {1 if self.scalars_only else self.max_depth}")
+        budget[0] -= len(value)
+        if budget[0] < 0:
+            raise _Where(f"more than {self.max_items} items in total", whole=True)
+        max_str = self.max_str
+        if kind is dict:
+            for key, sub in value.items():
+                if type(key) is not str or len(key) > max_str:
+                    raise _Where("map keys must be strings within the length limit")
+                sub_kind = type(sub)
+                if sub_kind is int or sub_kind is bool or sub is None:
+                    continue
+                if sub_kind is str and len(sub) <= max_str:
+                    continue
+                try:
+                    self._walk(sub, depth + 1, budget)
+                except _Where as where:
+                    where.parts.append(f".{key}")
+                    raise
+        else:
+            for i, sub in enumerate(value):
+                sub_kind = type(sub)
+                if sub_kind is int or sub_kind is bool or sub is None:
+                    continue
+                if sub_kind is str and len(sub) <= max_str:
+                    continue
+                try:
+                    self._walk(sub, depth + 1, budget)
+                except _Where as where:
+                    where.parts.append(f"[{i}]")
+                    raise
+
+    def _scalar(self, value: Any) -> None:
+        if isinstance(value, str):
+            if len(value) > self.max_str:
+                raise _Where(f"string longer than {self.max_str}")
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise _Where("numbers must be finite")
+        elif value is not None and not isinstance(value, int):  # bool is an int
+            raise _Where(f"{_kind(value)} is not allowed here")
 
     def describe(self) -> str:
         top = "map" if self.map_only else "value"

@@ -153,3 +153,14 @@ def test_arbitrary_fields_through_a_live_connection(fields: dict[str, Any], mtyp
     frame = len(body).to_bytes(4, "big") + body
     codes = pump(server, [frame])
     assert set(codes) <= {"bad_message", "bad_frame", "frame_too_large"}
+
+
+@FUZZ
+@given(st.lists(st.binary(max_size=700), max_size=12), st.booleans())
+def test_random_bytes_at_a_client(chunks: list[bytes], greeted: bool) -> None:
+    client = Connection("client", max_frame=MAX_FRAME)
+    client.send(HELLO)
+    if greeted:
+        client.receive_data(encode_frame(pack(TO_CLIENT_EXAMPLES["welcome"])))
+        assert client.next_message()["type"] == "welcome"
+    pump(client, chunks)

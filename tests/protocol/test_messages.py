@@ -140,3 +140,9 @@ def test_describe_lists_fields() -> None:
     rows = describe(TO_SERVER, "hello")
     assert ("resume", False, "str 1..256") in rows
     assert rows[0][0] == "protocol" and rows[0][1] is True
+
+
+def test_tuples_are_arrays_when_sending() -> None:
+    """msgpack packs tuples as arrays; a server may build views with them."""
+    snap = with_("snapshot", TO_CLIENT, legal=({"type": "flip"},), view={"counts": (26, 26)})
+    assert validate(snap, TO_CLIENT) is snap
