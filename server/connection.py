@@ -64,6 +64,7 @@ class ClientConnection:
         self._drop_backlog = False
         self._writer_started = False
         self._writer_done = trio.Event()
+        self._room = trio.Event()
         self._broken = False
         self._ping_id = 0
 
@@ -246,6 +247,27 @@ class ClientConnection:
                 log.exception("request %s from %s failed", mtype, self.session.id)
                 self.push(ProtocolError("internal_error", "the server failed handling this "
                                         "request").to_message(msg.get("id")))
+            if not await self._wait_for_room():
+                return
+
+    def _backlog(self) -> int:
+        return self._out_send.statistics().current_buffer_used
+
+    async def _wait_for_room(self) -> bool:
+        """Backpressure on requests: read no further while the outbox is more than half
+        full, so a client that pipelines many requests is slowed, not dropped. False (and
+        the connection is closed as a slow consumer) when the outbox does not drain within
+        ``ping_timeout``."""
+        half = self.config.outbox_size // 2
+        if self._backlog() <= half:
+            return True
+        with trio.move_on_after(self.config.ping_timeout):
+            while self._backlog() > half:
+                self._room = trio.Event()
+                await self._room.wait()
+            return True
+        self.close_with_bye("slow_consumer", "the replies to your requests are not read")
+        return False
 
     async def _writer(self) -> None:
         """Write the outbox in order, ping every ``ping_interval``; once the outbox is
@@ -261,6 +283,7 @@ class ClientConnection:
                         msg = await self._out_recv.receive()
                     except trio.EndOfChannel:
                         break
+                    self._room.set()
                 if msg is not None and not self._drop_backlog:
                     await self._write(msg)
                 if trio.current_time() >= next_ping and self.final is None:

@@ -86,3 +86,20 @@ async def test_server_bot_plays_datastructures(start_server, connect) -> None:
     bot_rows = [r for r in server.store.journal(mid) if r.seat == 1]
     assert bot_rows and {r.by for r in bot_rows} == {"bot"}
     assert snap["result"]["reason"]
+
+
+async def test_pipelined_requests_are_slowed_not_dropped(start_server, connect) -> None:
+    server = await start_server(outbox_size=16, rate=1e9, burst=10**9)
+    client = await connect(server)
+    n = 600
+    async with trio.open_nursery() as nursery:
+        async def send_all() -> None:
+            for i in range(n):
+                await client.send({"type": "games", "id": i})
+        nursery.start_soon(send_all)
+        answered = 0
+        with trio.fail_after(20):
+            while answered < n:
+                msg = await client.next_message()
+                assert msg["type"] in ("ok", "ping"), msg
+                answered += msg["type"] == "ok"
