@@ -600,3 +600,52 @@ async def test_late_replies_are_dropped_and_send_errors_are_pushed(
             await trio.testing.wait_all_tasks_blocked()
             assert s.pushes.statistics().current_buffer_used == 0
         nursery.cancel_scope.cancel()
+
+
+def _trickle_one_way() -> tuple[trio.testing.MemorySendStream, trio.testing.MemoryReceiveStream]:
+    """A one-way memory stream that moves one byte per pump."""
+    send, recv = trio.testing.memory_stream_one_way_pair()
+
+    def pump() -> None:
+        trio.testing.memory_stream_pump(send, recv, max_bytes=1)
+
+    async def async_pump() -> None:
+        pump()
+
+    send.send_all_hook = async_pump
+    recv.receive_some_hook = async_pump
+    return send, recv
+
+
+async def test_works_when_bytes_trickle_one_at_a_time() -> None:
+    async with trio.open_nursery() as nursery:
+        server = FakeServer(nursery)
+        c2s_send, c2s_recv = _trickle_one_way()
+        s2c_send, s2c_recv = _trickle_one_way()
+        nursery.start_soon(server.handle, trio.StapledStream(s2c_send, c2s_recv))
+
+        async def connect() -> trio.abc.Stream:
+            return trio.StapledStream(c2s_send, s2c_recv)
+
+        async with open_session(name="slow", connect=connect) as s:
+            reply = await s.request({"type": "create", "game": "war"})
+            assert reply["match"] == "m1"
+            assert (await s.next_push(timeout=5))["type"] == "snapshot"
+        nursery.cancel_scope.cancel()
+
+
+async def test_many_concurrent_requests_get_their_own_replies() -> None:
+    async with trio.open_nursery() as nursery:
+        server = FakeServer(nursery)
+        async with open_session(name="busy", connect=server.connect, outbox_size=8) as s:
+            replies: dict[int, dict[str, Any]] = {}
+
+            async def one(i: int) -> None:
+                replies[i] = await s.request({"type": "chat", "match": "m1", "text": f"n{i}"})
+
+            async with trio.open_nursery() as inner:
+                for i in range(300):
+                    inner.start_soon(one, i)
+            ids = {r["id"] for r in replies.values()}
+            assert len(replies) == 300 and len(ids) == 300
+        nursery.cancel_scope.cancel()
