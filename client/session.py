@@ -55,6 +55,7 @@ from typing import Any
 import trio
 
 from protocol.connection import CLOSED, NEED_DATA, Connection
+from protocol.connection import State as ConnState
 from protocol.errors import CODES, ProtocolError
 from protocol.version import PROTOCOL_VERSIONS, __version__
 
@@ -367,6 +368,8 @@ class Session:
                 raise SessionClosed(self.close_reason or "closed")
             link = self._link
             if link is not None and self._connected.is_set():
+                if link.conn.state in (ConnState.MUST_CLOSE, ConnState.CLOSED):
+                    raise ConnectionLost("the connection is closing")
                 data = link.conn.send(msg)  # validates; raises LocalProtocolError
                 try:
                     await link.out_send.send(data)
