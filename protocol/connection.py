@@ -115,7 +115,8 @@ _TRANSITIONS: dict[tuple[str, State, str, str], State] = {
 }
 
 #: States in which anything wrong with a received message fails the handshake (fatal).
-_HANDSHAKE_STATES = frozenset({_S.AWAIT_HELLO, _S.HANDSHAKING, _S.START, _S.AWAIT_WELCOME})
+#: (HANDSHAKING is not one: the hello is in, later frames are ordinary pipelined requests.)
+_HANDSHAKE_STATES = frozenset({_S.AWAIT_HELLO, _S.START, _S.AWAIT_WELCOME})
 
 
 def _kind(msg: dict[str, Any]) -> str:

@@ -218,3 +218,15 @@ def test_documented_intent_frame_bytes() -> None:
         "6d 31 61 32 62 33 63 34 64 35 a3 73 65 71 11 a6 69 6e 74 65 6e 74 81 a4 74 79 70 65 "
         "a4 66 6c 69 70"
     )
+
+
+def test_pipelined_bad_request_before_welcome_is_not_fatal() -> None:
+    server = Connection("server")
+    server.receive_data(encode_frame(pack(HELLO)) + encode_frame(pack({"type": "join", "id": 1})))
+    server.receive_data(encode_frame(pack({"type": "games", "id": 2})))
+    assert server.next_message() == HELLO
+    with pytest.raises(ProtocolError) as info:
+        server.next_message()
+    assert (info.value.code, info.value.fatal) == ("bad_message", False)
+    assert server.next_message() == {"type": "games", "id": 2}
+    assert server.state is State.HANDSHAKING
