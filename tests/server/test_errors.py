@@ -149,3 +149,26 @@ async def test_internal_error_is_reported_and_survived(start_server, connect) ->
     server.lobby._list = broken
     await client.expect_error("internal_error", "matches")
     await client.expect_ok("games")
+
+
+async def test_store_failure_rejects_the_intent_and_keeps_state(start_server, connect) -> None:
+    from server.store import StoreError
+
+    server = await start_server()
+    alice, bob = await connect(server, "alice"), await connect(server, "bob")
+    mid = (await alice.expect_ok("create", game="war"))["match"]
+    await bob.expect_ok("join", match=mid)
+    match = server.lobby.matches[mid]
+    digest = match.state.digest()
+    real = server.store.append
+
+    def failing(*args, **kwargs):
+        raise StoreError("disk full")
+
+    server.store.append = failing
+    await alice.expect_error("internal_error", "intent", match=mid, seq=0,
+                             intent={"type": "flip"})
+    assert match.seq == 0 and match.state.digest() == digest  # rolled back from the store
+    server.store.append = real
+    await alice.expect_ok("intent", match=mid, seq=0, intent={"type": "flip"})
+    assert [e.seq for e in server.store.journal(mid)] == [1]

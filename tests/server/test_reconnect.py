@@ -106,3 +106,28 @@ async def test_bye_on_shutdown(start_server, connect) -> None:
         pass
     with trio.fail_after(3):
         await server.stopped.wait()
+
+
+async def test_restart_in_process_resumes_a_bot_match(start_server, connect) -> None:
+    server = await start_server()
+    alice = await connect(server)
+    mid = (await alice.expect_ok("create", game="war", bot="random", options={"cap": 50}))["match"]
+    snap = await alice.snapshot(mid, lambda s: s["status"] == "active")
+    await alice.expect_ok("intent", match=mid, seq=snap["seq"], intent={"type": "flip"})
+    # the bot flipped too, and flips at once again in the next battle
+    snap = await alice.snapshot(mid, lambda s: s["seq"] == 3)
+    token = alice.welcome["token"]
+    server.shutdown()
+    await alice.wait_push(lambda m: m["type"] == "bye")
+    with trio.fail_after(5):
+        await server.stopped.wait()
+
+    again = await start_server()  # the same store file
+    assert again.lobby.matches[mid].seq == 3
+    alice = await TestClient.connect(again.port)
+    assert (await alice.hello("alice", resume=token))["resumed"]
+    snap = await alice.snapshot(mid)
+    assert snap["seq"] == 3 and snap["legal"] == [{"type": "flip"}]
+    await alice.expect_ok("intent", match=mid, seq=3, intent={"type": "flip"})
+    snap = await alice.snapshot(mid, lambda s: s["seq"] == 5)  # the restored bot answers
+    assert snap["players"][1]["bot"] == "random"
