@@ -79,15 +79,18 @@ def card_style(text: str, *, color: bool = True) -> str:
         return "class:card.unknown"
 
 
-def card_glyph(text: str, *, color: bool = True, extra: str = "") -> Fragment:
+def card_glyph(text: str, *, color: bool = True, extra: str = "", pad: bool = True) -> Fragment:
     """One card as a fixed-width (``GLYPH_WIDTH``) fragment: ``"[10♥] "``, ``"[Q♠]  "``.
 
     Args:
         text: a wire card string or ``"back"``.
         color: False gives plain text (no style, ASCII suit letters).
         extra: more style classes to add (e.g. ``"class:selectable"``).
+        pad: False leaves out the padding (for a card inside a sentence).
     """
-    label = f"[{card_label(text, color=color)}]".ljust(GLYPH_WIDTH)
+    label = f"[{card_label(text, color=color)}]"
+    if pad:
+        label = label.ljust(GLYPH_WIDTH)
     style = " ".join(s for s in (card_style(text, color=color), extra) if s)
     return (style, label)
 

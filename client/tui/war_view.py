@@ -58,9 +58,9 @@ def _last_line(view: dict[str, Any], names: dict[int, str], color: bool) -> Line
     up = last.get("up") or [None, None]
     winner = last.get("winner")
     line: Line = [("", f"Last battle #{last.get('battle')}: ")]
-    line.append(card_glyph(up[0], color=color) if up[0] else empty_slot(color=color))
+    line.append(card_glyph(up[0], color=color, pad=False) if up[0] else ("", "[  ]"))
     line.append(("", " vs "))
-    line.append(card_glyph(up[1], color=color) if up[1] else empty_slot(color=color))
+    line.append(card_glyph(up[1], color=color, pad=False) if up[1] else ("", "[  ]"))
     taken = sum(len(t) for t in (last.get("table") or []))
     wars = last.get("wars") or 0
     line.append(("", f"  -> {names.get(winner, f'seat {winner}')} takes {taken} cards"

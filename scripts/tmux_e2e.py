@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+"""End-to-end run of `cardclient` in real terminals: a server and two clients in tmux.
+
+What it does, checking each screen with ``tmux capture-pane``:
+
+1. starts ``cardserver`` on a free loopback port with a fresh store;
+2. opens two 80x24 tmux sessions running ``cardclient connect`` as alice and bob;
+3. alice creates a Data Structures match; bob sees it in the lobby and joins it;
+4. the two play whole turns by key presses (a play when there is one, end the
+   phase, a stack card, end the turn), each screen showing whose turn it is;
+5. the server is stopped and started again on the same port and store: both
+   clients say they lost the connection, resume with their tokens, and the
+   game goes on where it was;
+6. alice resigns, creates a War match against the server's bot, flips battles,
+   turns auto-flip on, and the window is resized to 120x40 and redrawn;
+7. both clients quit with Ctrl-C and exit with status 0.
+
+Usage: ``scripts/tmux_e2e.py [--keep]`` (``--keep`` leaves the tmux sessions
+open for a look). Exits 0 when every check passed, 1 with the failing screen
+otherwise, 77 when tmux is not installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+WAIT = 15.0
+
+
+class Failed(Exception):
+    """A check failed; the message holds the screen."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def tmux(*args: str, check: bool = True) -> str:
+    done = subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=10)
+    if check and done.returncode != 0:
+        raise Failed(f"tmux {' '.join(args)}: {done.stderr.strip()}")
+    return done.stdout
+
+
+class Pane:
+    """One client in its own tmux session."""
+
+    def __init__(self, session: str, name: str, port: int, cells: int = 80, rows: int = 24):
+        self.session = session
+        self.name = name
+        command = (f"{BIN / 'cardclient'} connect 127.0.0.1:{port} --name {name} "
+                   f"2>{session}.err; echo CLIENT-EXITED-$?; sleep 30")
+        tmux("new-session", "-d", "-s", session, "-x", str(cells), "-y", str(rows),
+             "-c", str(tempfile.gettempdir()), command)
+
+    def keys(self, *keys: str, pause: float = 0.15) -> None:
+        for key in keys:
+            tmux("send-keys", "-t", self.session, key)
+            time.sleep(pause)
+
+    def screen(self) -> str:
+        return tmux("capture-pane", "-p", "-t", self.session)
+
+    def wait(self, pattern: str, what: str, timeout: float = WAIT) -> re.Match[str]:
+        deadline = time.monotonic() + timeout
+        while True:
+            found = re.search(pattern, self.screen(), re.MULTILINE)
+            if found:
+                return found
+            if time.monotonic() > deadline:
+                raise Failed(f"{self.name}: timed out waiting for {what} (/{pattern}/); "
+                             f"screen:\n{self.screen()}")
+            time.sleep(0.1)
+
+    def has(self, pattern: str) -> bool:
+        return re.search(pattern, self.screen(), re.MULTILINE) is not None
+
+    def close(self) -> None:
+        tmux("kill-session", "-t", self.session, check=False)
+
+
+class Server:
+    """A cardserver subprocess on a fixed port and store."""
+
+    def __init__(self, port: int, db: Path, log: Path) -> None:
+        self.port, self.db, self.log = port, db, log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        out = self.log.open("ab")
+        self.proc = subprocess.Popen(
+            [str(BIN / "cardserver"), "--host", "127.0.0.1", "--port", str(self.port),
+             "--db", str(self.db), "--turn-timer", "0", "--grace", "60",
+             "--auto-flip-delay", "0.1", "--bot-time-budget", "0.05"],
+            stdout=out, stderr=out)
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                return
+            except OSError:
+                if self.proc.poll() is not None:
+                    raise Failed(f"cardserver exited: {self.log.read_text()[-2000:]}") from None
+                time.sleep(0.1)
+        raise Failed("cardserver did not listen in time")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+
+def play_turn(me: Pane, other: Pane) -> None:
+    """One whole Data Structures turn for ``me`` by keys; ``other`` waits."""
+    me.wait(r"YOUR TURN\s+phase 1", "my turn")
+    other.wait(rf"{me.name}'s turn", "the other screen to say whose turn")
+    if me.has(r"pick a source \["):
+        me.keys("Enter", "Enter")  # the first selectable source, then its first target
+        me.wait(r"you took \S+ from .* onto array \d", "my play in the log")
+    if me.has(r"m mulligan") and not me.has(r"pick a source \["):
+        me.keys("m")
+        me.wait(r"which card to keep", "the mulligan prompt")
+        me.keys("1")
+        me.wait(r"you mulligan: showed", "the mulligan in the log")
+    else:
+        me.wait(r"e end phase", "end phase offered")
+        me.keys("e")
+    me.wait(r"phase 2: stack and queue", "phase 2")
+    if me.has(r"hand\s+\*?1\["):
+        me.keys("1")
+        me.wait(r"stack \*s", "my stack offered as the target")
+        me.keys("s")
+        me.wait(r"you put \S+ on your stack", "my stack card in the log")
+    me.wait(r"e end turn", "end turn offered")
+    me.keys("e")
+    me.wait(r"you end the turn", "the end of my turn in the log")
+    other.wait(r"YOUR TURN", "the other player's turn")
+
+
+def run(keep: bool) -> None:
+    if shutil.which("tmux") is None:
+        print("tmux_e2e: tmux is not installed; skipped", file=sys.stderr)
+        sys.exit(77)
+    work = Path(tempfile.mkdtemp(prefix="cardclient-e2e-"))
+    port = free_port()
+    server = Server(port, work / "e2e.db", work / "server.log")
+    tag = f"e2e{os.getpid()}"
+    panes: list[Pane] = []
+    started = time.monotonic()
+    try:
+        server.start()
+        alice = Pane(f"{tag}a", "alice", port)
+        bob = Pane(f"{tag}b", "bob", port)
+        panes += [alice, bob]
+        for pane in panes:
+            pane.wait(r"Games: datastructures, war", "the lobby")
+            pane.wait(r"^ connected ", "the connected status line")
+        print("lobby: ok")
+
+        # alice creates a Data Structures match for two humans; bob joins it from the lobby
+        alice.keys("c")
+        alice.wait(r"Create a match", "the create form")
+        alice.wait(r"> game\s+< datastructures >", "datastructures chosen")
+        alice.keys("Enter")
+        alice.wait(r"Waiting for an opponent", "the waiting match")
+        bob.keys("r")
+        bob.wait(r"> \S+\s+datastructures\s+open\s+alice vs \(open seat\)", "the open match")
+        bob.keys("Enter")
+        for pane in panes:
+            pane.wait(r"Data Structures\s+turn 1/", "the board")
+        first, second = (alice, bob) if alice.has("YOUR TURN") else (bob, alice)
+        print(f"match: ok ({first.name} starts)")
+
+        play_turn(first, second)
+        play_turn(second, first)
+        turn = int(first.wait(r"turn (\d+)/", "the turn number").group(1))
+        print(f"turns: ok (turn {turn})")
+
+        # restart the server: both clients reconnect with their tokens and go on
+        server.stop()
+        for pane in panes:
+            pane.wait(r"reconnecting|connection lost", "the dropped connection")
+        server.start()
+        for pane in panes:
+            pane.wait(r"^ connected ", "the reconnection", timeout=30)
+            pane.wait(rf"turn {turn}/", "the same game after the reconnection")
+        play_turn(first, second)
+        print("reconnect: ok")
+
+        # alice resigns; then a War match against the server bot
+        alice.keys("x")
+        alice.wait(r"press x again", "the resign confirmation")
+        alice.keys("x")
+        alice.wait(r"Games: datastructures, war", "the lobby after leaving")
+        bob.wait(r"game over: you win \(resign\)", "bob's win")
+        alice.keys("c")
+        alice.wait(r"> game\s+< datastructures >", "the form")
+        alice.keys("Right")
+        alice.wait(r"> game\s+< war >", "war chosen")
+        for _ in range(10):
+            if alice.has(r"> opponent"):
+                break
+            alice.keys("Down")
+        alice.keys("Right")
+        alice.wait(r"> opponent\s+< random >", "the bot opponent")
+        alice.keys("Enter")
+        alice.wait(r"War\s+battle 1", "the War screen")
+        for _ in range(12):
+            if alice.has(r"Last battle #2"):
+                break
+            alice.wait(r"your flip: press f|Last battle #2", "my flip")
+            alice.keys("f", pause=0.3)
+        alice.wait(r"Last battle #\d+: \[.*\] vs \[.*\] +-> .+ takes \d+ cards", "a battle")
+        alice.wait(r"deck: \d+ cards.*deck: \d+ cards", "both counts")
+        alice.keys("a")
+        alice.wait(r"Auto-flip: on", "auto-flip on")
+        battles = int(alice.wait(r"resolved (\d+)", "battle count").group(1))
+        alice.wait(rf"resolved ({battles + 2}|{battles + 3}|{battles + 4}|\d\d+)",
+                   "auto-flipped battles")
+        alice.keys("a")
+        alice.wait(r"Auto-flip: off", "auto-flip off")
+        print("war: ok")
+
+        # resize: the layout uses the room and the status line moves to the new bottom
+        tmux("resize-window", "-t", alice.session, "-x", "120", "-y", "40")
+        time.sleep(0.5)
+        lines = alice.screen().rstrip("\n").split("\n")
+        if len(lines) != 40 or not re.match(r" connected ", lines[-1]):
+            raise Failed("after resize the status line is not on row 40:\n" + "\n".join(lines))
+        if not any(len(line.rstrip()) > 80 for line in lines):
+            raise Failed("after resize nothing uses the wider screen:\n" + "\n".join(lines))
+        print("resize: ok")
+
+        alice.keys("?")
+        alice.wait(r"Keys", "the help overlay")
+        alice.wait(r"Ctrl-C\s+quit", "Ctrl-C in the help")
+        alice.keys("Escape")
+        for pane in panes:
+            pane.keys("C-c")
+            pane.wait(r"CLIENT-EXITED-0", "a clean exit")
+        for pane in panes:
+            err = Path(tempfile.gettempdir(), f"{pane.session}.err")
+            text = err.read_text() if err.exists() else ""
+            if "Traceback" in text:
+                raise Failed(f"{pane.name} printed a traceback:\n{text}")
+        print(f"quit: ok\ntmux_e2e: all checks passed in {time.monotonic() - started:.1f} s")
+    finally:
+        if not keep:
+            for pane in panes:
+                pane.close()
+                Path(tempfile.gettempdir(), f"{pane.session}.err").unlink(missing_ok=True)
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--keep", action="store_true", help="leave the tmux sessions open")
+    ns = parser.parse_args()
+    try:
+        run(ns.keep)
+    except Failed as exc:
+        print(f"tmux_e2e: FAILED: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
