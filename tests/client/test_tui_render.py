@@ -342,3 +342,11 @@ def test_no_color_output_has_no_styles_on_cards() -> None:
     model.color = True
     lines = screen.render(model, 80, 24)
     assert any("card." in style for line in lines for style, _ in line)
+
+
+def test_readme_lists_every_key() -> None:
+    from pathlib import Path
+
+    from client.tui.keys import markdown_table
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert markdown_table() in readme
