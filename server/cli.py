@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import resource
 import sys
 from functools import partial
 
@@ -41,6 +42,20 @@ def _replay_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def raise_fd_limit() -> int:
+    """Raise this process's soft limit on open files to its hard limit (each client
+    connection is one descriptor; the usual soft limit of 1024 is below the default
+    ``--max-connections``). Returns the soft limit now in force; never raises."""
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard == resource.RLIM_INFINITY or soft < hard:
+            target = hard if hard != resource.RLIM_INFINITY else 1 << 20
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (OSError, ValueError):
+        return -1
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `cardserver`; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -64,7 +79,12 @@ def main(argv: list[str] | None = None) -> int:
     from server.app import serve
     from server.store import StoreError
 
-    logging.getLogger("cardserver").info("cardserver %s starting", __version__)
+    log = logging.getLogger("cardserver")
+    log.info("cardserver %s starting", __version__)
+    files = raise_fd_limit()
+    if 0 <= files < config.max_connections + 64:
+        log.warning("open-file limit %d is below --max-connections %d; raise `ulimit -n`",
+                    files, config.max_connections)
     try:
         trio.run(partial(serve, config, signals=True))
     except StoreError as exc:
