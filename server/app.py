@@ -111,6 +111,8 @@ class Server:
         log.info("connection from %s", name)
         try:
             await client.serve()
+        except Exception:  # serve() catches its own; this is the last line of defence
+            log.exception("connection %s: handler failed", name)
         finally:
             self.clients.discard(client)
 

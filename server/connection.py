@@ -116,7 +116,10 @@ class ClientConnection:
             self.reason = "internal error"
         finally:
             if self.session is not None:
-                self.server.lobby.detach(self.session, self)
+                try:
+                    self.server.lobby.detach(self.session, self)
+                except Exception:
+                    log.exception("connection %s: detaching its session failed", self.peer)
             await self._goodbye()
             log.info("connection %s%s closed: %s", self.peer,
                      f" ({self.session.id})" if self.session else "", self.reason)
@@ -300,7 +303,10 @@ class ClientConnection:
             data = self.conn.send(msg)
         except LocalProtocolError as exc:
             log.error("not sending an invalid %s message: %s", msg.get("type"), exc)
-            return
+            if msg.get("type") != "ok" or "id" not in msg:
+                return
+            data = self.conn.send(ProtocolError(
+                "internal_error", "the reply could not be encoded").to_message(msg["id"]))
         if self._broken:
             return
         try:

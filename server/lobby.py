@@ -41,6 +41,10 @@ from server.store import Store
 
 log = logging.getLogger("cardserver.lobby")
 
+#: Most summaries in one ``matches`` reply (waiting first, then newest), so the
+#: reply stays far below the client's frame limit.
+MAX_LISTED = 1000
+
 
 def _strategy_names() -> list[str]:
     from client.strategies import strategy_names
@@ -204,8 +208,11 @@ class Lobby:
 
     def _list(self, session: Session, rid: int | None, game: str | None,
               status: str | None) -> None:
-        summaries = [m.summary() for m in self.matches.values()
-                     if (game is None or m.game == game) and (status is None or m.status == status)]
+        chosen = [m for m in self.matches.values()
+                  if (game is None or m.game == game) and (status is None or m.status == status)]
+        order = {"waiting": 0, "active": 1, "finished": 2}
+        chosen.sort(key=lambda m: (order[m.status], -m.created))
+        summaries = [m.summary() for m in chosen[:MAX_LISTED]]
         queues = {name: len(self.queues.get(name, [])) for name in game_names()}
         self._ok(session, rid, matches=summaries, queues=queues)
 

@@ -304,15 +304,19 @@ class Match:
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
+                task_status.started()
                 self._start_grace_for_absent()
                 for seat in self.seats:
                     if seat.bot is not None:
                         self._start_bot(seat)
-                task_status.started()
                 self._update_timers(None)
                 self._broadcast([])
                 await self._loop()
                 nursery.cancel_scope.cancel()
+        except Exception:
+            # A bug must not take the server down: this match stops (its journal is
+            # intact, so a restart brings it back); its requests get no_such_match.
+            log.exception("match %s: task failed; the match is closed", self.id)
         finally:
             self.closed = True
             self._send.close()

@@ -172,3 +172,33 @@ async def test_store_failure_rejects_the_intent_and_keeps_state(start_server, co
     server.store.append = real
     await alice.expect_ok("intent", match=mid, seq=0, intent={"type": "flip"})
     assert [e.seq for e in server.store.journal(mid)] == [1]
+
+
+async def test_match_capacity(start_server, connect) -> None:
+    server = await start_server(max_matches=1)
+    alice, bob = await connect(server, "alice"), await connect(server, "bob")
+    await alice.expect_ok("create", game="war")
+    await alice.expect_error("not_supported", "create", game="war")
+    await alice.expect_ok("queue", game="war")
+    await bob.expect_error("not_supported", "queue", game="war")
+
+
+async def test_a_failing_match_task_does_not_take_the_server_down(start_server, connect) -> None:
+    server = await start_server()
+    alice, bob = await connect(server, "alice"), await connect(server, "bob")
+    mid = (await alice.expect_ok("create", game="war"))["match"]
+    match = server.lobby.matches[mid]
+
+    def boom(*args: object) -> None:
+        raise RuntimeError("a bug in the match loop")
+
+    match._fire_timers = boom
+    match._guard = lambda fn, *args: fn(*args)
+    await bob.expect_ok("join", match=mid)  # handled, then the task's timers...
+    match.linger_until = 0.0  # ...make the loop fire at once
+    match._retime()
+    with trio.fail_after(5):
+        while not match.closed:
+            await trio.sleep(0.01)
+    await bob.expect_error("no_such_match", "intent", match=mid, seq=0, intent={"type": "flip"})
+    await alice.expect_ok("create", game="war")
