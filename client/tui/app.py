@@ -8,6 +8,7 @@ Ctrl-C is bound here: the app runs with ``handle_sigint=False``.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from prompt_toolkit.application import Application
@@ -92,7 +93,7 @@ def build_app(controller: Controller, *, color: bool = True, input: Any = None,
     def text() -> Any:
         size = app.output.get_size()
         model.size = (size.columns, size.rows)
-        return to_fragments(render(model, size.columns, size.rows))
+        return to_fragments(render(model, size.columns, size.rows, time.monotonic()))
 
     control = FormattedTextControl(text, focusable=True, show_cursor=False)
     app: Application[Any] = Application(

@@ -228,7 +228,15 @@ def prompt_line(mv: MatchView, selected: tuple | None, cursor_index: int,
             acts.append("e end turn")
         if any(i.get("type") == "mulligan" for i in legal):
             acts.append("m mulligan")
-        head = f"Your move: pick a source [{keys}]" if now else "Your move:"
+        kinds = {i.get("type") for i in legal}
+        if "stack" in kinds:
+            head = f"Phase 2: a hand card for your stack [{keys}], then s"
+        elif "enqueue" in kinds:
+            head = f"Phase 2: enqueue a hand card [{keys}], then q; or"
+        elif now:
+            head = f"Your move: pick a source [{keys}]"
+        else:
+            head = "Your move:"
         tail = f" Enter: {_thing_words(cur, view, me)}" if cur else ""
         return text(f"{head}  {'  '.join(acts)}  l list{'  ' if tail else ''}{tail}", "class:turn")
     keys = " ".join(_key_of(t, me) for t in now)
@@ -237,7 +245,7 @@ def prompt_line(mv: MatchView, selected: tuple | None, cursor_index: int,
                 "class:turn")
 
 
-def header_line(mv: MatchView) -> Line:
+def header_line(mv: MatchView, now: float | None = None) -> Line:
     """Turn, whose move, phase, and the counts of deck, discard and recycle pile."""
     snap = mv.snapshot or {}
     view = snap.get("view") or {}
@@ -256,7 +264,8 @@ def header_line(mv: MatchView) -> Line:
         whose = f"{names.get(to_move, f'seat {to_move}')}'s turn"
     phase = "" if view.get("phase") == "over" else \
         PHASES.get(str(view.get("phase")), str(view.get("phase")))
-    timer = f"  timer {float(snap['deadline']):.0f}s" if snap.get("deadline") is not None else ""
+    left = mv.time_left(now)
+    timer = f"  timer {left:.0f}s" if left is not None else ""
     return [("class:title", f"Data Structures  turn {view.get('turn', '?')}/{view.get('cap', '?')}  "),
             ("class:turn", whose), ("", f"  {phase}"), ("class:dim", timer)]
 
@@ -271,12 +280,14 @@ def piles_text(view: dict[str, Any]) -> str:
 
 def render_ds(mv: MatchView, cells: int, rows: int, *, color: bool = True,
               selected: tuple | None = None, cursor_index: int = 0,
-              mulligan_mode: bool = False, log: Sequence[str] = ()) -> Block:
+              mulligan_mode: bool = False, log: Sequence[str] = (),
+              now: float | None = None) -> Block:
     """The Data Structures match body, ``cells`` wide, at most ``rows`` lines.
 
     The opponent is drawn on top, the queue in the middle, the own seat below
     with the hand; a spectator sees seat 1 on top and seat 0 below. With 110
     cells or more the log goes to a column on the right, else below the board.
+    ``now`` (monotonic) counts the turn timer down.
     """
     snap = mv.snapshot or {}
     view = snap.get("view") or {}
@@ -288,7 +299,7 @@ def render_ds(mv: MatchView, cells: int, rows: int, *, color: bool = True,
     bottom = me if isinstance(me, int) else 0
     top = 1 - bottom
     board_cells = min(cells, 96) if cells >= 110 else cells
-    board: Block = [header_line(mv)]
+    board: Block = [header_line(mv, now)]
     board.extend(_player_block(view, top, me, names, legal, selected, cursor, board_cells, color))
     board.append(queue_line(view, legal, selected, cursor, color, isinstance(me, int)))
     mull = view.get("last_mulligan")

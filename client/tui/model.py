@@ -36,6 +36,7 @@ class MatchView:
     snapshot: dict[str, Any] | None = None
     log: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
     pending: bool = False  # an intent was sent and not yet answered
+    received: float | None = None  # monotonic time the newest snapshot arrived
 
     @property
     def seat(self) -> int | None:
@@ -46,6 +47,18 @@ class MatchView:
     def game(self) -> str | None:
         """The game's name, once a snapshot arrived."""
         return self.snapshot.get("game") if self.snapshot else None
+
+    def time_left(self, now: float | None) -> float | None:
+        """Seconds left on the turn timer at monotonic time ``now`` (None: no timer).
+
+        The snapshot's ``deadline`` counts from when it arrived; without ``now`` it is
+        returned as it came."""
+        if not self.snapshot or self.snapshot.get("deadline") is None:
+            return None
+        left = float(self.snapshot["deadline"])
+        if now is not None and self.received is not None:
+            left -= now - self.received
+        return max(left, 0.0)
 
     @property
     def legal(self) -> list[dict[str, Any]]:
@@ -131,8 +144,10 @@ def player_names(snapshot: dict[str, Any]) -> dict[int, str]:
     return out
 
 
-def apply_message(model: Model, msg: dict[str, Any]) -> None:
+def apply_message(model: Model, msg: dict[str, Any], now: float | None = None) -> None:
     """Fold one pushed server message into the model.
+
+    ``now`` (a monotonic time) stamps a snapshot, so its turn timer can count down.
 
     Handles ``snapshot``, ``presence``, ``chat``, ``bye`` and unsolicited ``error``;
     ignores unknown types (as the protocol asks of clients). Never raises on a
@@ -140,7 +155,7 @@ def apply_message(model: Model, msg: dict[str, Any]) -> None:
     """
     kind = msg.get("type")
     if kind == "snapshot":
-        _apply_snapshot(model, msg)
+        _apply_snapshot(model, msg, now)
     elif kind == "presence":
         mv = model.views.get(str(msg.get("match")))
         if mv is not None:
@@ -160,7 +175,7 @@ def apply_message(model: Model, msg: dict[str, Any]) -> None:
         model.say(error_words(msg), error=True)
 
 
-def _apply_snapshot(model: Model, msg: dict[str, Any]) -> None:
+def _apply_snapshot(model: Model, msg: dict[str, Any], now: float | None = None) -> None:
     match = str(msg.get("match"))
     if match in model.left:
         return
@@ -174,6 +189,7 @@ def _apply_snapshot(model: Model, msg: dict[str, Any]) -> None:
     repeat = old is not None and msg.get("seq") == old.get("seq") \
         and msg.get("status") == old.get("status")
     mv.snapshot = msg
+    mv.received = now
     names = player_names(msg)
     if not repeat:  # a resumed connection re-sends the same snapshot: log it once
         mv.log.extend(event_text.describe_events(

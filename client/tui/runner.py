@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -169,8 +170,9 @@ async def _serve_session(controller: Controller, session: Any) -> None:
         nursery.start_soon(_watch_rtt, controller, session)
         nursery.start_soon(_poll_lobby, controller)
         nursery.start_soon(controller.refresh)
+        nursery.start_soon(_tick_timers, controller)
         async for msg in session.pushes:
-            apply_message(model, msg)
+            apply_message(model, msg, time.monotonic())
             controller.invalidate()
         nursery.cancel_scope.cancel()
 
@@ -182,6 +184,15 @@ async def _watch_rtt(controller: Controller, session: Any) -> None:
             controller.model.conn.rtt = rtt
             controller.invalidate()
         await trio.sleep(0.5)
+
+
+async def _tick_timers(controller: Controller) -> None:
+    """Redraw once a second while the match on screen runs a turn timer."""
+    while True:
+        await trio.sleep(1.0)
+        mv = controller.model.view
+        if mv is not None and mv.time_left(None) is not None:
+            controller.invalidate()
 
 
 async def _poll_lobby(controller: Controller) -> None:

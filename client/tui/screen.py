@@ -58,7 +58,7 @@ def _log(model: Model) -> list[str]:
     return lines
 
 
-def body(model: Model, cells: int, rows: int) -> Block:
+def body(model: Model, cells: int, rows: int, now: float | None = None) -> Block:
     """The main area (without overlays)."""
     if model.screen == "lobby" or model.view is None:
         return lobby_view.render_lobby(model, cells, rows)
@@ -67,11 +67,13 @@ def body(model: Model, cells: int, rows: int) -> Block:
     if snap is None:
         return [text(f"match {mv.match}: waiting for its first snapshot...", "class:dim")]
     if mv.game == "war":
-        return war_view.render_war(mv, cells, rows, color=model.color, log=_log(model))
+        return war_view.render_war(mv, cells, rows, color=model.color, log=_log(model),
+                                   now=now)
     if mv.game == "datastructures":
         return ds_view.render_ds(mv, cells, rows, color=model.color, selected=model.selection,
                                  cursor_index=model.cursor,
-                                 mulligan_mode=model.mulligan_mode, log=_log(model))
+                                 mulligan_mode=model.mulligan_mode, log=_log(model),
+                                 now=now)
     return [text(f"{mv.game}: this client cannot draw that game; l lists its legal moves")]
 
 
@@ -124,11 +126,14 @@ def overlay(model: Model, cells: int, rows: int) -> Block:
     return []
 
 
-def render(model: Model, cells: int, rows: int) -> Block:
-    """The full screen: exactly ``rows`` lines of exactly ``cells`` cells."""
+def render(model: Model, cells: int, rows: int, now: float | None = None) -> Block:
+    """The full screen: exactly ``rows`` lines of exactly ``cells`` cells.
+
+    ``now`` (monotonic seconds) counts turn timers down; None shows them as received.
+    """
     cells, rows = max(cells, MIN_CELLS), max(rows, MIN_ROWS)
     main_rows = rows - 3
-    screen = fit_block(body(model, cells, main_rows), cells, main_rows)
+    screen = fit_block(body(model, cells, main_rows, now), cells, main_rows)
     over = overlay(model, cells, main_rows)
     if over:
         over = over[:main_rows]

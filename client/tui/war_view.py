@@ -69,12 +69,13 @@ def _last_line(view: dict[str, Any], names: dict[int, str], color: bool) -> Line
 
 
 def render_war(mv: MatchView, cells: int, rows: int, *, color: bool = True,
-               log: Sequence[str] = ()) -> Block:
+               log: Sequence[str] = (), now: float | None = None) -> Block:
     """The War match body, ``cells`` wide, at most ``rows`` lines.
 
     Args:
         mv: the match (its snapshot's ``view`` follows engine/war/view.py).
         log: the log lines to show under the table (newest last).
+        now: monotonic time, to count the turn timer down.
     """
     snap = mv.snapshot or {}
     view = snap.get("view") or {}
@@ -98,8 +99,9 @@ def render_war(mv: MatchView, cells: int, rows: int, *, color: bool = True,
     flip_state = "on" if snap.get("auto_flip") else "off"
     status = snap.get("status", "?")
     extra = ""
-    if snap.get("deadline") is not None:
-        extra = f"   turn timer: {float(snap['deadline']):.0f} s"
+    left = mv.time_left(now)
+    if left is not None:
+        extra = f"   turn timer: {left:.0f} s"
     if isinstance(me, int):
         out.append(text(f"Auto-flip: {flip_state}   match {status}{extra}", "class:dim"))
     else:

@@ -350,3 +350,14 @@ def test_readme_lists_every_key() -> None:
     from client.tui.keys import markdown_table
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     assert markdown_table() in readme
+
+
+def test_turn_timer_counts_down_from_when_the_snapshot_arrived() -> None:
+    state = war_after(1)
+    model = Model(name="alice")
+    snap = snapshot_of(state, "war", 0)
+    snap["deadline"] = 30.0
+    apply_message(model, snap, now=100.0)
+    assert "turn timer: 30 s" in block_text(screen.render(model, 80, 24, now=100.0))
+    assert "turn timer: 18 s" in block_text(screen.render(model, 80, 24, now=112.0))
+    assert "turn timer: 0 s" in block_text(screen.render(model, 80, 24, now=200.0))
