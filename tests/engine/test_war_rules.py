@@ -124,6 +124,12 @@ def test_W3_return_played_winner_card_first_at_each_step() -> None:
     bottom = [cards.to_str(x) for x in list(state.decks[1])[-6:]]
     # Winner is seat 1: its card before seat 0's at each placing, in table order.
     assert bottom == ["7S", "7C", "AS", "2D", "KS", "3H"]
+    # A plain battle, won by either seat: the winner's card goes under first.
+    for top0, top1, winner, order in ((["9H"], ["4S"], 0, ["9H", "4S"]),
+                                      (["4S"], ["9H"], 1, ["9H", "4S"])):
+        state = position(top0, top1, options={"return": "played"})
+        flip_both(state, order=(1, 0))
+        assert [cards.to_str(x) for x in list(state.decks[winner])[-2:]] == order
 
 
 def test_W3_return_shuffled_uses_the_match_generator_and_varies() -> None:
