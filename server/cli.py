@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import resource
 import sys
 from functools import partial
@@ -63,7 +64,11 @@ def main(argv: list[str] | None = None) -> int:
         from server.replay import replay_command
 
         ns = _replay_parser().parse_args(args[1:])
-        return replay_command(ns.match, str(ns.db), ns.json)
+        try:
+            return replay_command(ns.match, str(ns.db), ns.json)
+        except BrokenPipeError:  # `cardserver replay ... | head`
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the exit flush
+            return 0
     if args and args[0] == "serve":
         args = args[1:]
     parser = _serve_parser()
