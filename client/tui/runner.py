@@ -111,6 +111,8 @@ async def network_main(controller: Controller, bridge: TrioBridge, host: str | N
                 async with open_session(host, port, name=name, connect=connect, reconnect=True,
                                         backoff=backoff, ping_interval=ping_interval,
                                         on_state=on_state, seed=seed) as session:
+                    if attempt:
+                        model.say(f"connected to {model.conn.server}")
                     attempt = 0
                     model.conn.state, model.conn.detail = "connected", ""
                     welcome = session.welcome or {}

@@ -9,6 +9,7 @@ hosts its connection.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -73,16 +74,29 @@ class Driver:
 
 
 def run_scenario(tmp_path: Path, script: Callable[[Driver], Awaitable[None]],
-                 **config: Any) -> None:
-    """Start a server and the client in one trio guest run on asyncio, run ``script``."""
+                 fail_first: int = 0, **config: Any) -> None:
+    """Start a server and the client in one trio guest run on asyncio, run ``script``.
+
+    ``fail_first``: the client's first N connection attempts fail (server unreachable).
+    """
     cfg = ServerConfig(host="127.0.0.1", port=0, db=tmp_path / "tui.db", turn_timer=0,
                        grace=30.0, shutdown_timeout=0.2, bot_time_budget=0.01,
                        auto_flip_delay=0.0, **config)
     model = Model(name="alice", color=True)
+    said: list[str] = []
+    plain_say = model.say
+
+    def say(text: str, *, error: bool = False) -> None:
+        said.append(text)
+        plain_say(text, error=error)
+
+    model.say = say  # type: ignore[method-assign]  # record every notice shown
     bridge = TrioBridge()
     controller = Controller(model, submit=bridge.submit)
     streams: list[trio.SocketStream] = []
     failure: list[BaseException] = []
+    attempts: list[str] = []
+    ports: list[int] = []
 
     async def main() -> None:
         with create_pipe_input() as inp:
@@ -92,7 +106,13 @@ def run_scenario(tmp_path: Path, script: Callable[[Driver], Awaitable[None]],
                 async with trio.open_nursery() as nursery:
                     server = await nursery.start(serve, cfg)
 
+                    ports.append(server.port)
+
                     async def connect() -> trio.SocketStream:
+                        if len(attempts) < fail_first:
+                            attempts.append("refused")
+                            raise ConnectionRefusedError("connection refused (test)")
+                        attempts.append("ok")
                         stream = await trio.open_tcp_stream("127.0.0.1", server.port)
                         streams.append(stream)
                         return stream
@@ -103,6 +123,7 @@ def run_scenario(tmp_path: Path, script: Callable[[Driver], Awaitable[None]],
 
             async def drive() -> None:
                 driver = Driver(inp, model, app, bridge, streams)
+                driver.attempts, driver.ports, driver.said = attempts, ports, said
                 try:
                     await driver.until(lambda: app.is_running, "the app to start")
                     await driver.until(lambda: model.conn.state == "connected" and model.games,
@@ -255,6 +276,7 @@ def test_war_battle_flip_auto_flip_and_reconnect(tmp_path: Path) -> None:
         battles = d.view["battles"]
         d.bridge.submit(d.streams[-1].aclose)
         await d.until(lambda: "reconnected" in d.model.notice, "the reconnection")
+        assert "connection lost: reconnecting by itself..." in d.said
         assert len(d.streams) >= 2
         assert d.model.conn.state == "connected"
         await flip_until(d, lambda: d.view.get("battles", 0) > battles,
@@ -271,3 +293,60 @@ def test_war_battle_flip_auto_flip_and_reconnect(tmp_path: Path) -> None:
         assert " ms" in d.screen().splitlines()[-1]
 
     run_scenario(tmp_path, script)
+
+
+async def other_player(d: Driver, name: str, first: dict[str, Any],
+                       ready: list[dict[str, Any]]) -> None:
+    """A second player over client.session (in the same trio run): sends ``first`` and
+    stays connected; its reply goes to ``ready``."""
+    from client.session import open_session
+
+    async with open_session("127.0.0.1", d.ports[0], name=name) as session:
+        ready.append(await session.request(first))
+        await trio.sleep_forever()
+
+
+def test_unreachable_server_then_watch_and_matchmaking(tmp_path: Path) -> None:
+    async def script(d: Driver) -> None:
+        assert d.attempts[:2] == ["refused", "refused"]
+        assert "cannot reach" not in d.model.notice  # the error is gone once connected
+        assert any(x.startswith("cannot reach the server (connection refused (test))")
+                   for x in d.said), d.said
+        # a match someone else plays against a bot: watch it from the lobby
+        made: list[dict[str, Any]] = []
+        d.bridge.submit(lambda: other_player(
+            d, "carol", {"type": "create", "game": "war", "bot": "random"}, made))
+        await d.until(lambda: made, "carol's match")
+        await d.press("r")
+        await d.until(lambda: any(m.get("status") == "active" for m in d.model.matches),
+                      "the running match in the lobby")
+        assert re.search(r"> \S+\s+war\s+running\s+carol", d.screen())
+        await d.press("enter")  # a running match opens as a spectator
+        await d.until(lambda: d.mv is not None and d.mv.snapshot is not None, "the match")
+        assert d.mv.seat is None
+        out = d.screen()
+        assert "Watching" in out and "(watching)" in out.splitlines()[-1]
+        await d.press("f")
+        assert "spectators cannot flip" in d.model.notice
+        await d.press("x")  # a spectator leaves at once
+        await d.until(lambda: d.model.screen == "lobby" and not d.model.views, "stop watching")
+        # matchmaking: queue for Data Structures; dave queues too and we are paired
+        await d.press("m")
+        assert "Queue for matchmaking" in d.screen()
+        while d.model.games[d.model.queue_pick]["name"] != "datastructures":
+            await d.press("down")
+        await d.press("enter")
+        await d.until(lambda: d.model.queued == "datastructures", "the queue")
+        await d.until(lambda: d.model.queues.get("datastructures") == 1, "the queue count")
+        assert "You are queued for datastructures" in d.screen()
+        assert "datastructures: 1 waiting" in d.screen()
+        paired: list[dict[str, Any]] = []
+        d.bridge.submit(lambda: other_player(
+            d, "dave", {"type": "queue", "game": "datastructures"}, paired))
+        await d.until(lambda: d.model.screen == "match" and d.mv is not None
+                      and d.mv.snapshot is not None, "the paired match")
+        assert d.model.queued is None
+        assert d.mv.game == "datastructures" and d.mv.seat in (0, 1)
+        assert "dave" in d.screen()
+
+    run_scenario(tmp_path, script, fail_first=2)
