@@ -3,8 +3,10 @@
 Both seats choose uniformly at random among ``state.legal(seat)``. Game ``i``
 of a run gets its match seed and its two players' seeds from
 ``random.Random(--seed)``, so the same ``--seed`` prints the same numbers. The
-report: game length in turns (mean, median, max), closed arrays, outcomes
-(wins per seat, draws) and end reasons; ``--json`` prints one JSON object.
+report: game length in turns (mean, median, mode, max, min, and a text
+histogram), closed arrays, outcomes (wins per seat, draws) and end reasons;
+``--json`` prints one JSON object (keys: see :func:`summarize`). Statistics,
+histogram and the stderr progress bar come from :mod:`client.sim.report`.
 
 :func:`simulate` and :func:`summarize` are the pure parts (tested on their own);
 :func:`add_arguments` and :func:`run` are what ``client/sim/cli.py`` calls.
@@ -15,13 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from client.sim.report import Progress, bins_of, describe, histogram
 from engine.core import RuleError
 from engine.registry import get_game
 
@@ -59,11 +62,12 @@ def play_random_game(seed: int, player_seeds: tuple[int, int], cap: int) -> Game
     return GameResult(seed, view["turn"], closed, outcome.winner, outcome.reason, steps)
 
 
-def simulate(games: int, seed: int, cap: int, progress: Any = None) -> list[GameResult]:
+def simulate(games: int, seed: int, cap: int,
+             progress: Callable[[], None] | None = None) -> list[GameResult]:
     """Play ``games`` random games, deterministically from ``seed``.
 
     Args:
-        progress: optional callable ``progress(done, total)`` after each game.
+        progress: called once after each game (e.g. ``Progress.advance``).
 
     Raises:
         BadOption: ``cap`` is not a valid cap.
@@ -71,28 +75,31 @@ def simulate(games: int, seed: int, cap: int, progress: Any = None) -> list[Game
     get_game(GAME).normalize_options({"cap": cap})
     rng = random.Random(seed)
     results = []
-    for i in range(games):
+    for _ in range(games):
         match_seed = rng.getrandbits(256)
         players = (rng.getrandbits(64), rng.getrandbits(64))
         results.append(play_random_game(match_seed, players, cap))
         if progress is not None:
-            progress(i + 1, games)
+            progress()
     return results
 
 
-def summarize(results: list[GameResult]) -> dict[str, Any]:
-    """The report as plain data (what ``--json`` prints, minus timing)."""
+def summarize(results: list[GameResult], bins: int = 10) -> dict[str, Any]:
+    """The report as plain data (what ``--json`` prints, minus run facts and timing).
+
+    Keys: ``games``; ``turns`` (``n, mean, median, mode, max, min`` of turns per
+    game); ``closed_arrays`` (``mean_per_game``, ``per_seat`` totals,
+    ``games_by_total``: how many games ended with 0..6 arrays closed in all);
+    ``outcomes`` (``wins`` per seat, ``draws``); ``reasons`` (count per end
+    reason); ``steps`` (intents applied in all); ``histogram``
+    (``[{"low", "high", "count"}]`` over turns per game).
+    """
     turns = [r.turns for r in results]
     closed_total = Counter(sum(r.closed) for r in results)
     n = len(results)
     return {
         "games": n,
-        "turns": {
-            "mean": round(statistics.fmean(turns), 2) if turns else None,
-            "median": statistics.median(turns) if turns else None,
-            "max": max(turns, default=None),
-            "min": min(turns, default=None),
-        },
+        "turns": describe(turns),
         "closed_arrays": {
             "mean_per_game": round(sum(sum(r.closed) for r in results) / n, 3) if n else None,
             "per_seat": [sum(r.closed[s] for r in results) for s in (0, 1)],
@@ -104,10 +111,12 @@ def summarize(results: list[GameResult]) -> dict[str, Any]:
         },
         "reasons": dict(sorted(Counter(r.reason for r in results).items())),
         "steps": sum(r.steps for r in results),
+        "histogram": [{"low": lo, "high": hi, "count": k} for lo, hi, k in bins_of(turns, bins)],
     }
 
 
-def format_report(summary: dict[str, Any], seed: int, cap: int, elapsed: float) -> str:
+def format_report(summary: dict[str, Any], seed: int, cap: int, turns: list[int],
+                  elapsed: float) -> str:
     """The human-readable report."""
     n = summary["games"]
     t = summary["turns"]
@@ -119,8 +128,8 @@ def format_report(summary: dict[str, Any], seed: int, cap: int, elapsed: float) 
 
     lines = [
         f"datastructures: {n} random games, seed {seed}, cap {cap}",
-        f"game length (turns): mean {t['mean']}  median {t['median']}  max {t['max']}"
-        f"  min {t['min']}",
+        f"game length (turns): mean {t['mean']}  median {t['median']}  mode {t['mode']}"
+        f"  max {t['max']}  min {t['min']}",
         f"closed arrays: {c['mean_per_game']} per game; seat 0 {c['per_seat'][0]}, "
         f"seat 1 {c['per_seat'][1]} in all",
         "  games by arrays closed (both seats): "
@@ -128,6 +137,8 @@ def format_report(summary: dict[str, Any], seed: int, cap: int, elapsed: float) 
         f"outcomes: seat 0 wins {o['wins'][0]} ({pct(o['wins'][0])}), seat 1 wins "
         f"{o['wins'][1]} ({pct(o['wins'][1])}), draws {o['draws']} ({pct(o['draws'])})",
         "end reasons: " + ", ".join(f"{k} {v} ({pct(v)})" for k, v in summary["reasons"].items()),
+        "game length (turns):",
+        histogram(turns),
         f"time: {elapsed:.2f} s ({n / elapsed if elapsed > 0 else 0:.0f} games/s, "
         f"{summary['steps']} intents)",
     ]
@@ -135,7 +146,10 @@ def format_report(summary: dict[str, Any], seed: int, cap: int, elapsed: float) 
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
@@ -152,26 +166,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _progress_bar(done: int, total: int) -> None:
-    width = 30
-    fill = width * done // total
-    sys.stderr.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{total}")
-    if done == total:
-        sys.stderr.write("\n")
-    sys.stderr.flush()
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the simulation described by ``args``; print the report; return the exit status
     (0 done, 2 bad arguments such as an invalid cap)."""
     cap = args.cap if args.cap is not None else get_game(GAME).normalize_options({})["cap"]
-    progress = _progress_bar if sys.stderr.isatty() else None
     start = time.perf_counter()
+    bar = Progress(args.games, label=GAME)
     try:
-        results = simulate(args.games, args.seed, cap, progress)
+        results = simulate(args.games, args.seed, cap, bar.advance)
     except RuleError as exc:
         print(f"cardsim datastructures: {exc}", file=sys.stderr)
         return 2
+    finally:
+        bar.close()
     elapsed = time.perf_counter() - start
     summary = summarize(results)
     if args.json:
@@ -179,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
                "elapsed": round(elapsed, 4)}
         print(json.dumps(out))
     else:
-        print(format_report(summary, args.seed, cap, elapsed))
+        print(format_report(summary, args.seed, cap, [r.turns for r in results], elapsed))
     return 0
 
 

@@ -28,6 +28,7 @@ def test_json_report_adds_up_and_is_deterministic(capsys):
     assert set(report["reasons"]) <= {"three_arrays", "stuck", "cap"}
     assert sum(report["closed_arrays"]["games_by_total"].values()) == 6
     assert report["turns"]["min"] <= report["turns"]["median"] <= report["turns"]["max"] <= 500
+    assert sum(b["count"] for b in report["histogram"]) == 6
     _, again, _ = run(["--games", "6", "--seed", "11", "--json"], capsys)
     again = json.loads(again)
     report.pop("elapsed"), again.pop("elapsed")
@@ -48,7 +49,8 @@ def test_text_report_names_every_figure(capsys):
     status, out, _ = run(["--games", "4", "--seed", "5"], capsys)
     assert status == 0
     for words in ("4 random games", "game length (turns): mean", "median", "max",
-                  "closed arrays", "seat 0 wins", "seat 1 wins", "draws", "end reasons"):
+                  "closed arrays", "seat 0 wins", "seat 1 wins", "draws", "end reasons",
+                  " | #"):
         assert words in out
 
 
@@ -66,8 +68,19 @@ def test_summarize_counts():
         sim.GameResult(3, 30, (1, 2), 1, "cap", 90),
     ]
     summary = sim.summarize(results)
-    assert summary["turns"] == {"mean": 20.0, "median": 20, "max": 30, "min": 10}
+    assert summary["turns"] == {"n": 3, "mean": 20.0, "median": 20, "mode": 10, "max": 30,
+                                "min": 10}
+    assert sum(b["count"] for b in summary["histogram"]) == 3
     assert summary["outcomes"] == {"wins": [1, 1], "draws": 1}
     assert summary["closed_arrays"]["per_seat"] == [4, 3]
     assert summary["closed_arrays"]["games_by_total"] == {"0": 1, "3": 1, "4": 1}
     assert summary["reasons"] == {"cap": 1, "stuck": 1, "three_arrays": 1}
+
+
+def test_cardsim_command_dispatches_here(capsys):
+    from client.sim.cli import main
+
+    assert main(["datastructures", "--games", "2", "--seed", "4", "--cap", "5", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["game"] == "datastructures" and report["games"] == 2
+    assert report["turns"]["max"] <= 5
