@@ -749,9 +749,12 @@ class Match:
         return msg
 
     def _deadline_for(self, seat: int | None) -> float | None:
+        """Seconds left on the seat's own turn timer (None: none running for it); a
+        spectator gets the earliest running timer."""
         now = self.ctx.clock()
-        if seat is not None and self.seats[seat].turn_deadline is not None:
-            return max(0.0, self.seats[seat].turn_deadline - now)
+        if seat is not None:
+            deadline = self.seats[seat].turn_deadline
+            return None if deadline is None else max(0.0, deadline - now)
         times = [s.turn_deadline for s in self.seats if s.turn_deadline is not None]
         return max(0.0, min(times) - now) if times else None
 
