@@ -1,0 +1,160 @@
+"""The presenter under any key sequence: it never raises, and every intent it sends is
+an element of the newest snapshot's ``legal`` list (the client never computes rules)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from client.tui import form as form_fns
+from client.tui.controller import Controller
+from client.tui.layout import width
+from client.tui.model import Model, apply_message
+from client.tui.screen import render
+from engine.registry import get_game
+from tests.client.test_tui_render import play_ds_until, snapshot_of, to_move
+
+KEYS = ["1", "2", "3", "4", "5", "6", "9", "h", "t", "o", "s", "q", "k", "e", "m", "l", "v",
+        "x", "a", "f", " ", "c", "j", "w", "r", "u", "?", "enter", "escape", "left", "right",
+        "up", "down", "tab", "backspace", "pageup", "pagedown", "f1", "0"]
+
+
+class Recorder:
+    """A stand-in for the connection: records requests and answers ``ok``."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    async def __call__(self, msg: dict[str, Any]) -> dict[str, Any]:
+        self.sent.append(msg)
+        return {"type": "ok", "match": msg.get("match", "m1"), "seat": 0}
+
+
+def drive(model: Model, keys: list[str]) -> tuple[Controller, Recorder, list[list[dict]]]:
+    """Press ``keys``; run submitted jobs after each key. Returns the legal list each
+    intent was sent against."""
+    jobs: list[Any] = []
+    ctl = Controller(model, submit=jobs.append)
+    rec = Recorder()
+    ctl.request = rec
+    legal_at: list[list[dict]] = []
+    for key in keys:
+        ctl.handle_key(key)
+        legal = model.view.legal if model.view else []
+        while jobs:
+            job = jobs.pop(0)
+            before = len(rec.sent)
+            trio.run(job)
+            for msg in rec.sent[before:]:
+                if msg["type"] == "intent":
+                    legal_at.append(legal)
+        lines = render(model, 80, 24)
+        assert len(lines) == 24 and all(width(line) == 80 for line in lines)
+    return ctl, rec, legal_at
+
+
+DS_STATE, _ = play_ds_until(lambda s: s.view(0)["turn"] >= 5 and s.view(0)["phase"] == "play")
+P2_STATE, _ = play_ds_until(lambda s: s.view(0)["phase"] == "discard" and s.view(0)["stack_owed"])
+WAR_STATE = get_game("war").new_state(9, {})
+
+
+def fresh(state: Any, game: str) -> Model:
+    model = Model(name="alice", games=[get_game(g).describe() for g in ("datastructures",
+                                                                         "war")])
+    seat = to_move(state) if game == "datastructures" else 0
+    apply_message(model, snapshot_of(state, game, seat))
+    return model
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.sampled_from(["ds", "p2", "war"]), st.lists(st.sampled_from(KEYS), max_size=25))
+def test_any_keys_never_raise_and_send_only_legal_intents(which: str, keys: list[str]) -> None:
+    state, game = {"ds": (DS_STATE, "datastructures"), "p2": (P2_STATE, "datastructures"),
+                   "war": (WAR_STATE, "war")}[which]
+    model = fresh(state, game)
+    _, rec, legal_at = drive(model, keys)
+    intents = [m for m in rec.sent if m["type"] == "intent"]
+    assert len(intents) == len(legal_at)
+    for msg, legal in zip(intents, legal_at, strict=True):
+        assert msg["intent"] in legal
+        assert msg["seq"] == 1
+
+
+def test_source_then_target_keys_send_that_legal_intent() -> None:
+    model = fresh(DS_STATE, "datastructures")
+    legal = model.view.legal
+    play = next(i for i in legal if i["type"] == "play" and i["src"] == "hand")
+    _, rec, _ = drive(model, [str(play["index"] + 1), str(play["array"] + 1)])
+    assert [m["intent"] for m in rec.sent if m["type"] == "intent"] == [play]
+
+
+def test_phase_two_stack_key_and_end_turn() -> None:
+    model = fresh(P2_STATE, "datastructures")
+    _, rec, _ = drive(model, ["2", "s"])
+    assert rec.sent[-1]["intent"] == {"type": "stack", "index": 1}
+    model = fresh(P2_STATE, "datastructures")
+    _, rec, _ = drive(model, ["e"])
+    assert rec.sent == []  # end_turn is not legal before the stack card (D7)
+    assert "cannot end" in model.notice
+
+
+def test_illegal_choices_are_refused_in_words_without_a_request() -> None:
+    model = fresh(DS_STATE, "datastructures")
+    legal = model.view.legal
+    hand = model.view.snapshot["view"]["hand"]
+    bad = next((i for i in range(len(hand))
+                if not any(x.get("index") == i and x["type"] == "play" for x in legal)), None)
+    if bad is not None:
+        _, rec, _ = drive(model, [str(bad + 1)])
+        assert rec.sent == [] and "cannot be played now" in model.notice
+    _, rec, _ = drive(model, ["9"])
+    assert rec.sent == [] and "hand card 9 cannot be played now" in model.notice
+
+
+def test_create_form_builds_the_create_request_with_a_bot() -> None:
+    model = fresh(WAR_STATE, "war")
+    model.screen = "lobby"
+    ctl, rec, _ = drive(model, ["c"])
+    assert model.overlay == "form"
+
+    def focus_on(label: str) -> None:
+        for _ in range(len(model.form.fields)):
+            if model.form.fields[model.form.focus]["label"] == label:
+                return
+            ctl.handle_key("down")
+        raise AssertionError(label)
+
+    ctl.handle_key("right")  # game: datastructures -> war (the form is rebuilt)
+    assert model.form.game == "war"
+    focus_on("cap")
+    for key in "500":
+        ctl.handle_key(key)
+    focus_on("short_war")
+    ctl.handle_key("right")
+    focus_on("opponent")
+    ctl.handle_key("right")  # none -> the first strategy
+    focus_on("turn timer (s)")
+    for key in "45":
+        ctl.handle_key(key)
+    assert form_fns.to_request(model.form) == {
+        "type": "create", "game": "war", "seat": 0, "bot": "random", "turn_timer": 45,
+        "options": {"return": "shuffled", "short_war": "lose", "cap": 500}}
+    jobs: list[Any] = []
+    ctl.submit = jobs.append
+    ctl.handle_key("enter")
+    assert model.overlay is None and len(jobs) == 1
+    trio.run(jobs[0])
+    assert rec.sent[0]["type"] == "create" and rec.sent[0]["bot"] == "random"
+    assert model.screen == "match"
+
+
+def test_queue_picker_and_unqueue_requests() -> None:
+    model = fresh(WAR_STATE, "war")
+    model.screen = "lobby"
+    _, rec, _ = drive(model, ["m", "down", "enter", "u"])
+    kinds = [(m["type"], m.get("game")) for m in rec.sent if m["type"] in ("queue", "unqueue")]
+    assert kinds == [("queue", "war"), ("unqueue", "war")]
+    assert model.queued is None
