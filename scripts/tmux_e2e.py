@@ -59,10 +59,12 @@ def tmux(*args: str, check: bool = True) -> str:
 class Pane:
     """One client in its own tmux session."""
 
-    def __init__(self, session: str, name: str, port: int, cells: int = 80, rows: int = 24):
+    def __init__(self, session: str, name: str, port: int, cells: int = 80, rows: int = 24,
+                 color: bool = True):
         self.session = session
         self.name = name
-        command = (f"{BIN / 'cardclient'} connect 127.0.0.1:{port} --name {name} "
+        flag = "" if color else " --no-color"
+        command = (f"{BIN / 'cardclient'} connect 127.0.0.1:{port} --name {name}{flag} "
                    f"2>{session}.err; echo CLIENT-EXITED-$?; sleep 30")
         tmux("new-session", "-d", "-s", session, "-x", str(cells), "-y", str(rows),
              "-c", str(tempfile.gettempdir()), command)
@@ -74,6 +76,10 @@ class Pane:
 
     def screen(self) -> str:
         return tmux("capture-pane", "-p", "-t", self.session)
+
+    def escapes(self) -> str:
+        """The screen with its colour escape sequences."""
+        return tmux("capture-pane", "-e", "-p", "-t", self.session)
 
     def wait(self, pattern: str, what: str, timeout: float = WAIT) -> re.Match[str]:
         deadline = time.monotonic() + timeout
@@ -169,7 +175,7 @@ def run(keep: bool) -> None:
     try:
         server.start()
         alice = Pane(f"{tag}a", "alice", port)
-        bob = Pane(f"{tag}b", "bob", port)
+        bob = Pane(f"{tag}b", "bob", port, color=False)
         panes += [alice, bob]
         for pane in panes:
             pane.wait(r"Games: datastructures, war", "the lobby")
@@ -187,6 +193,13 @@ def run(keep: bool) -> None:
         bob.keys("Enter")
         for pane in panes:
             pane.wait(r"Data Structures\s+turn 1/", "the board")
+        # colour: red hearts and diamonds for alice; plain text cards for bob (--no-color)
+        if not re.search(r"\x1b\[[0-9;]*31m\[(10|[2-9JQKA])[\u2665\u2666]\]", alice.escapes()):
+            raise Failed("alice: no red heart or diamond:\n" + alice.escapes())
+        if not re.search(r"\[(10|[2-9JQKA])[CDHS]\]", bob.screen()) or \
+                re.search("[\u2660\u2663\u2665\u2666]", bob.screen()):
+            raise Failed("bob (--no-color): cards are not plain text:\n" + bob.screen())
+        print("colour: ok")
         first, second = (alice, bob) if alice.has("YOUR TURN") else (bob, alice)
         print(f"match: ok ({first.name} starts)")
 

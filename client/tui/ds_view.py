@@ -252,7 +252,9 @@ def header_line(mv: MatchView, now: float | None = None) -> Line:
     names = player_names(snap)
     me = snap.get("seat")
     to_move = view.get("to_move")
-    if snap.get("status") == "finished" or to_move is None:
+    if snap.get("status") == "waiting":
+        whose = "waiting for an opponent"
+    elif snap.get("status") == "finished" or to_move is None:
         result = snap.get("result") or view.get("result") or {}
         winner = result.get("winner")
         whose = ("GAME OVER: " + ("a draw" if winner is None else "you win" if winner == me
@@ -300,6 +302,8 @@ def render_ds(mv: MatchView, cells: int, rows: int, *, color: bool = True,
     top = 1 - bottom
     board_cells = min(cells, 96) if cells >= 110 else cells
     board: Block = [header_line(mv, now)]
+    if snap.get("status") != "active":  # nobody is to move in a waiting or finished match
+        view = {**view, "to_move": None}
     board.extend(_player_block(view, top, me, names, legal, selected, cursor, board_cells, color))
     board.append(queue_line(view, legal, selected, cursor, color, isinstance(me, int)))
     mull = view.get("last_mulligan")
