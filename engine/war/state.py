@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 #: The one War intent (W6); ``apply`` compares against this private copy.
 FLIP: dict[str, str] = {"type": "flip"}
 #: The intent ``legal`` hands out, shared between calls to keep the engine fast:
-#: callers must not mutate it (``apply`` never reads it, so doing so cannot change
-#: the rules, only what later ``legal`` calls report).
+#: callers must not mutate it. ``apply`` accepts it by identity (a fast path) and
+#: otherwise compares against ``FLIP``; no rule reads its contents.
 _FLIP_INTENT: dict[str, str] = {"type": "flip"}
 
 #: Outcome reasons (also in docs/rules.md).
@@ -133,7 +133,8 @@ class WarState(State):
                 ``{"type": "flip"}``.
         """
         pending = self.pending
-        if not ((seat == 0 or seat == 1) and pending[seat] and intent == FLIP):
+        if not ((seat == 0 or seat == 1) and pending[seat]
+                and (intent is _FLIP_INTENT or intent == FLIP)):
             self._refuse(seat, intent)
         table = self.table
         if len(table) != STEP:
@@ -143,13 +144,12 @@ class WarState(State):
         pending[seat] = False
         if pending[1 - seat]:   # the other seat has yet to flip
             return [{"type": "flip", "seat": seat, "up": up}]
-        events: list[Event] = [{"type": "flip", "seat": seat, "up": up}]
-        battle = self.battle
         up0 = table[2]
         up1 = table[3]
         r0 = RANKS[up0]
         r1 = RANKS[up1]
         if r0 == r1:
+            events: list[Event] = [{"type": "flip", "seat": seat, "up": up}]
             self._start_war(events)
             return events
         winner = 0 if r0 > r1 else 1
@@ -160,8 +160,10 @@ class WarState(State):
             self._shuffle(pile)
         deck = self.decks[winner]
         deck.extend(pile)
-        events.append({"type": "battle", "battle": battle, "winner": winner})   # 2 cards, no war
+        battle = self.battle
         self.last = (battle, winner, table)
+        events = [{"type": "flip", "seat": seat, "up": up},
+                  {"type": "battle", "battle": battle, "winner": winner}]   # 2 cards, no war
         if len(deck) == DECK_SIZE or battle >= self._cap:
             self._game_end(winner, events)
         else:
