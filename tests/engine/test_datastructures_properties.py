@@ -22,6 +22,8 @@ from tests.engine.test_datastructures_support import GAME, all_cards, assert_con
 SEEDS = st.integers(min_value=0, max_value=2**256 - 1)
 PLAYER_SEEDS = st.integers(min_value=0, max_value=2**32)
 FEW = settings(max_examples=12, deadline=None)
+MANY = settings(max_examples=40, deadline=None)
+SOME = settings(max_examples=15, deadline=None)
 
 ALL_FACES = {NAME[c] for c in range(104)}
 
@@ -68,7 +70,7 @@ def candidate_intents(rng: random.Random) -> list[dict]:
     return out
 
 
-@FEW
+@MANY
 @given(seed=SEEDS, player_seed=PLAYER_SEEDS)
 def test_card_conservation_at_every_step(seed, player_seed):
     for state, _seat, _intent in random_game(seed, player_seed):
@@ -178,7 +180,7 @@ def test_projection_never_shows_hidden_cards(seed, player_seed):
             assert "deck_order" not in json.dumps(projected)
 
 
-@FEW
+@MANY
 @given(seed=SEEDS, player_seed=PLAYER_SEEDS, cap=st.integers(min_value=1, max_value=60))
 def test_every_game_ends_within_its_cap(seed, player_seed, cap):
     steps = 0
@@ -191,7 +193,7 @@ def test_every_game_ends_within_its_cap(seed, player_seed, cap):
         assert state.turn == cap
 
 
-@FEW
+@SOME
 @given(seed=SEEDS, player_seed=PLAYER_SEEDS)
 def test_replay_reproduces_every_digest(seed, player_seed):
     journal, digests = [], []
@@ -206,7 +208,7 @@ def test_replay_reproduces_every_digest(seed, player_seed):
         assert replay.digest() == digest
 
 
-@FEW
+@SOME
 @given(seed=SEEDS, player_seed=PLAYER_SEEDS, sample_seed=PLAYER_SEEDS)
 def test_determinize_builds_a_consistent_state(seed, player_seed, sample_seed):
     rng = random.Random(sample_seed)
