@@ -122,3 +122,35 @@ def value_label(value: object) -> str:
     if value is None:
         return "-"
     return str(value)
+
+
+#: Size of a big card in cells and lines.
+BIG_WIDTH, BIG_HEIGHT = 7, 5
+
+
+def big_card(text: str | None, *, color: bool = True) -> list[list[Fragment]]:
+    """A card drawn large (``BIG_HEIGHT`` lines of ``BIG_WIDTH`` cells), rank in two corners
+    and the suit in the middle; a face-down card is hatched; None is an empty place.
+
+    Returns a block: a list of lines, each a list of ``(style, text)`` fragments.
+    """
+    if text is None:
+        style = "class:card.empty" if color else ""
+        return [[(style, "\u250c" + "\u2500" * 5 + "\u2510")],
+                *[[(style, "\u2502" + " " * 5 + "\u2502")] for _ in range(3)],
+                [(style, "\u2514" + "\u2500" * 5 + "\u2518")]]
+    style = card_style(text, color=color)
+    if text == BACK:
+        fill = "\u2592" * 5 if color else "#" * 5
+        middle = [[(style, "\u2502" + fill + "\u2502")] for _ in range(3)]
+    else:
+        try:
+            card = parse_card(text)
+        except ValueError:
+            card = Card("?", "?")
+        suit = SUITS.get(card.suit, "?") if color else card.suit
+        middle = [[(style, "\u2502" + card.rank.ljust(5) + "\u2502")],
+                  [(style, "\u2502  " + suit + "  \u2502")],
+                  [(style, "\u2502" + card.rank.rjust(5) + "\u2502")]]
+    return [[(style, "\u250c" + "\u2500" * 5 + "\u2510")], *middle,
+            [(style, "\u2514" + "\u2500" * 5 + "\u2518")]]

@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from client.tui.cards import GLYPH_WIDTH, card_glyph, empty_slot
+from client.tui.cards import BIG_WIDTH, GLYPH_WIDTH, big_card, card_glyph, empty_slot
 from client.tui.layout import Block, Line, boxed, side_by_side, text
 from client.tui.model import MatchView, player_names
 
 
 def _seat_panel(view: dict[str, Any], seat: int, names: dict[int, str], me: int | None,
-                cells: int, color: bool) -> Block:
+                cells: int, color: bool, big: bool) -> Block:
     counts = view.get("counts") or [0, 0]
     table = (view.get("table") or [[], []])[seat] or []
     up = (view.get("up") or [None, None])[seat]
@@ -24,31 +24,34 @@ def _seat_panel(view: dict[str, Any], seat: int, names: dict[int, str], me: int 
     stands = (view.get("stands") or [False, False])[seat]
     name = names.get(seat, f"seat {seat}")
     title = f"{name} (you)" if seat == me else name
-    lines: Block = []
-    lines.append(text(f"deck: {counts[seat]} cards", "class:count"))
-    face: Line = [("", "face up: ")]
-    face.append(card_glyph(up, color=color) if up else empty_slot(color=color))
+    info: Block = []
+    info.append(text(f"deck: {counts[seat]} cards", "class:count"))
+    if not big:
+        face: Line = [("", "face up: ")]
+        face.append(card_glyph(up, color=color) if up else empty_slot(color=color))
+        info.append(face)
     if stands:
-        face.append(("class:dim", "  (stands: out of cards)"))
-    lines.append(face)
+        info.append(text("(stands: out of cards)", "class:dim"))
     pile: Line = [("", "on table: ")]
-    room = max((cells - 14) // GLYPH_WIDTH, 1)
+    inner = cells - 2 - (BIG_WIDTH + 1 if big else 0)
+    room = max((inner - 14) // GLYPH_WIDTH, 1)
     shown = table[-room:]
     if len(table) > len(shown):
         pile.append(("class:dim", f"+{len(table) - len(shown)} "))
     pile.extend(card_glyph(c, color=color) for c in shown)
     if not table:
         pile.append(("class:dim", "(nothing yet)"))
-    lines.append(pile)
+    info.append(pile)
     if seat in waiting:
-        state = "to flip" if seat != me else "your flip: press f"
-        lines.append(text(state, "class:turn"))
+        info.append(text("your flip: press f" if seat == me else "to flip", "class:turn"))
     elif view.get("result") is None:
-        lines.append(text("flipped" if (view.get("flipped") or [False, False])[seat] else "",
-                          "class:dim"))
+        info.append(text("flipped" if (view.get("flipped") or [False, False])[seat] else "",
+                         "class:dim"))
+    if big:
+        body = side_by_side([big_card(up, color=color), info], [BIG_WIDTH, inner])
     else:
-        lines.append(text(""))
-    return boxed(title, lines, cells)
+        body = info
+    return boxed(title, body, cells)
 
 
 def _last_line(view: dict[str, Any], names: dict[int, str], color: bool) -> Line:
@@ -88,13 +91,14 @@ def render_war(mv: MatchView, cells: int, rows: int, *, color: bool = True,
         head += f"   WAR! step {view['war']}"
     out.append(text(head, "class:title"))
     if cells >= 60:
+        big = rows >= 18
         half = (cells - 1) // 2
-        out.extend(side_by_side([_seat_panel(view, 0, names, me, half, color),
-                                 _seat_panel(view, 1, names, me, cells - 1 - half, color)],
+        out.extend(side_by_side([_seat_panel(view, 0, names, me, half, color, big),
+                                 _seat_panel(view, 1, names, me, cells - 1 - half, color, big)],
                                 [half, cells - 1 - half]))
     else:
-        out.extend(_seat_panel(view, 0, names, me, cells, color))
-        out.extend(_seat_panel(view, 1, names, me, cells, color))
+        out.extend(_seat_panel(view, 0, names, me, cells, color, False))
+        out.extend(_seat_panel(view, 1, names, me, cells, color, False))
     out.append(_last_line(view, names, color))
     flip_state = "on" if snap.get("auto_flip") else "off"
     status = snap.get("status", "?")

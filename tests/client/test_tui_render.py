@@ -361,3 +361,27 @@ def test_turn_timer_counts_down_from_when_the_snapshot_arrived() -> None:
     assert "turn timer: 30 s" in block_text(screen.render(model, 80, 24, now=100.0))
     assert "turn timer: 18 s" in block_text(screen.render(model, 80, 24, now=112.0))
     assert "turn timer: 0 s" in block_text(screen.render(model, 80, 24, now=200.0))
+
+
+def test_big_card_glyphs() -> None:
+    from client.tui.cards import BIG_HEIGHT, BIG_WIDTH, big_card
+    card = big_card("10H")
+    assert len(card) == BIG_HEIGHT and all(width(line) == BIG_WIDTH for line in card)
+    assert [plain(line) for line in card][1:4] == ["\u250210   \u2502", "\u2502  \u2665  \u2502",
+                                                  "\u2502   10\u2502"]
+    assert all(style == "class:card.red" for line in card for style, _ in line)
+    assert plain(big_card("QS", color=False)[2]) == "\u2502  S  \u2502"
+    assert big_card("QS", color=False)[0][0][0] == ""
+    assert plain(big_card("back", color=False)[2]) == "\u2502#####\u2502"
+    assert plain(big_card(None)[2]) == "\u2502     \u2502"
+
+
+def test_war_face_up_cards_are_drawn_large_when_there_is_room() -> None:
+    state = war_after(10, extra=(0,))
+    mv = MatchView("m1", snapshot_of(state, "war", 1))
+    up = state.view(1)["up"][0]
+    rank, suit = up[:-1], up[-1]
+    out = text_of(war_view.render_war(mv, 80, 22, color=False))
+    assert f"\u2502{rank.ljust(5)}\u2502" in out and f"\u2502  {suit}  \u2502" in out
+    small = text_of(war_view.render_war(mv, 80, 12, color=False))
+    assert f"face up: [{up}]" in small
