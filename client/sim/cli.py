@@ -54,12 +54,21 @@ def build_parser() -> argparse.ArgumentParser:
             p = sub.add_parser(name, help=f"{summary} ({why})", prog=f"{PROG} {name}")
             p.set_defaults(handler=_not_built(name, why or ""), any_arguments=True)
             continue
-        p = sub.add_parser(name, help=summary, description=module.__doc__,
+        p = sub.add_parser(name, help=summary, description=_user_doc(module.__doc__),
                            prog=f"{PROG} {name}",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(p)
         p.set_defaults(handler=module.run)
     return parser
+
+
+def _user_doc(doc: str | None) -> str | None:
+    """A module docstring for ``--help``: without the paragraphs written for programmers
+    (those naming ``:func:`` or ``:class:`` targets), and without reST double backquotes."""
+    if not doc:
+        return None
+    keep = [p for p in doc.strip().split("\n\n") if ":func:" not in p and ":class:" not in p]
+    return "\n\n".join(keep).replace("``", "")
 
 
 def _not_built(name: str, why: str):

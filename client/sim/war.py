@@ -6,10 +6,11 @@ gets its 256-bit match seed from ``random.Random(--seed)``, so the same
 (mean, median, mode, max, min), wars per game (every tie counts, so a double
 war counts two), how many games hit the battle cap, wins per seat and draws,
 end reasons, and a text histogram of game lengths; ``--json`` prints one JSON
-object instead (keys: see :func:`summarize`).
+object instead.
 
-:func:`play_game`, :func:`simulate` and :func:`summarize` are the pure parts;
-:func:`add_arguments` and :func:`run` are what ``client/sim/cli.py`` calls.
+:func:`play_game`, :func:`simulate` and :func:`summarize` (which lists the JSON
+keys) are the pure parts; :func:`add_arguments` and :func:`run` are what
+``client/sim/cli.py`` calls.
 """
 
 from __future__ import annotations
