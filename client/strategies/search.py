@@ -14,9 +14,12 @@ Each decision is a flat Monte Carlo search over the seat's legal intents:
    world and the same future shuffles (common random numbers), so their
    difference is measured with much less noise than their values.
 3. The candidate with the best mean score is played. A finished game scores
-   +-1000; otherwise the score is ``worth(me) - worth(opponent)`` where worth
-   counts closed arrays (22 each), open array lengths (growing faster near 12,
-   the cards that close) and how well the hand fits the seat's arrays.
+   +-1000; otherwise the score is ``progress(me) - progress(opponent)``:
+   cards on arrays (a closed array counts its 12 plus a bonus of 2) plus 0.8
+   times the *potential*, the cards the seat could place at the start of its
+   next phase 1 (its hand chained onto its arrays; the seat to move next also
+   counts the queue head and both stack tops) and a little for cards one or
+   two values short. The race is 36 cards; this counts how far each seat is.
 
 The search only reads the view (it never sees the real hidden cards) and uses
 the engine offline to simulate, as docs/architecture.md allows. It is
@@ -32,15 +35,22 @@ from typing import Any
 
 from client.strategies.base import Intent, View, flip_intent, make_rng, require_legal
 from client.strategies.greedy import (
-    ACE,
     CLOSED,
     EMPTY,
     N_VALUES,
     Board,
     board_from_view,
     choose_on_board,
-    keep_value,
 )
+from engine.datastructures import determinize
+from engine.datastructures.deck import VALUE
+
+#: Cards in a complete array.
+ARRAY_LEN = N_VALUES
+#: Extra worth of a closed array beyond its 12 cards (closing is what wins).
+CLOSE_BONUS = 2.0
+#: Weight of the next-turn potential against cards already placed.
+POTENTIAL = 0.8
 
 #: Score of a won (lost: minus) game inside a rollout.
 WIN = 1000.0
@@ -83,8 +93,6 @@ class SearchStrategy:
         require_legal(legal)
         if game == "war":
             return flip_intent(legal)
-        from engine.datastructures import determinize
-
         board = board_from_view(view, seat)
         candidates = _distinct(board, legal)
         self.last_worlds = 0
@@ -126,7 +134,10 @@ class SearchStrategy:
         while state.result is None and state.turn < stop:
             mover = state.current
             legal = state.legal(mover)
-            state.apply(mover, choose_on_board(board_from_state(state, mover), legal, rng))
+            if len(legal) == 1:
+                state.apply(mover, legal[0])
+            else:
+                state.apply(mover, choose_on_board(board_from_state(state, mover), legal, rng))
         return evaluate(state, seat)
 
 
@@ -155,48 +166,87 @@ def board_from_state(state: Any, seat: int) -> Board:
 
     Only used on sampled worlds, never on a live match's real state.
     """
-    from engine.datastructures.deck import VALUE
-
+    value = VALUE
     need: list[list[int]] = []
     length: list[list[int]] = []
     for s in (0, 1):
-        n, ln = [], []
-        for a, arr in enumerate(state.arrays[s]):
-            ln.append(len(arr))
-            if state.closed[s][a]:
-                n.append(CLOSED)
-            elif not arr:
-                n.append(EMPTY)
-            else:
-                n.append((VALUE[arr[-1]] + 1) % N_VALUES)
-        need.append(n)
-        length.append(ln)
-    tops = [VALUE[st[-1]] if st else None for st in state.stacks]
-    return Board(seat, [VALUE[c] for c in state.hands[seat]], [VALUE[c] for c in state.queue],
+        arrs = state.arrays[s]
+        closed = state.closed[s]
+        need.append([CLOSED if closed[a] else (value[arrs[a][-1]] + 1) % N_VALUES if arrs[a]
+                     else EMPTY for a in (0, 1, 2)])
+        length.append([len(arrs[0]), len(arrs[1]), len(arrs[2])])
+    s0, s1 = state.stacks
+    tops = [value[s0[-1]] if s0 else None, value[s1[-1]] if s1 else None]
+    return Board(seat, [value[c] for c in state.hands[seat]], [value[c] for c in state.queue],
                  tops, need, length)
 
 
-def _worth(state: Any, seat: int) -> float:
-    total = 0.0
-    for a, arr in enumerate(state.arrays[seat]):
-        if state.closed[seat][a]:
-            total += 22.0
+def _placed(state: Any, seat: int) -> int:
+    """Cards ``seat`` has on arrays, closed ones counted as their 12."""
+    closed = state.closed[seat]
+    return sum(ARRAY_LEN if closed[a] else len(arr) for a, arr in enumerate(state.arrays[seat]))
+
+
+def _potential(state: Any, seat: int, public: bool) -> float:
+    """What ``seat`` could place at the start of its next phase 1: hand cards (and,
+    when it moves next, the queue head and stack tops) chained greedily onto its
+    open arrays, plus a little for the cards one or two values short."""
+    value = VALUE
+    arrs = state.arrays[seat]
+    closed = state.closed[seat]
+    pool = [value[c] for c in state.hands[seat]]
+    n_hand = len(pool)
+    if public:
+        if state.queue:
+            pool.append(value[state.queue[0]])
+        for st in state.stacks:
+            if st:
+                pool.append(value[st[-1]])
+    needs = []
+    empty = 0
+    for a in (0, 1, 2):
+        if closed[a]:
+            continue
+        if arrs[a]:
+            needs.append((value[arrs[a][-1]] + 1) % N_VALUES)
         else:
-            n = len(arr)
-            total += n + 0.05 * n * n
-    return total
+            empty += 1
+    counts = [0] * N_VALUES
+    for v in pool:
+        if v >= 0:
+            counts[v] += 1
+    placed = 0
+    progress = True
+    while progress and needs:
+        progress = False
+        for k, n in enumerate(needs):
+            if counts[n]:
+                counts[n] -= 1
+                needs[k] = (n + 1) % N_VALUES
+                placed += 1
+                progress = True
+    if empty and n_hand:
+        placed += min(empty, n_hand)
+    near = 0.0
+    for n in needs:
+        near += 0.35 * counts[(n + 1) % N_VALUES] + 0.15 * counts[(n + 2) % N_VALUES]
+    return placed + near
 
 
 def evaluate(state: Any, seat: int) -> float:
     """Score of a (sampled) state for ``seat``: +-:data:`WIN` when over, else the
-    difference of both seats' worth (arrays, plus how well each hand fits)."""
+    difference of both seats' progress: cards on arrays (a closed array counts
+    12, plus a bonus) and what each could place next (:func:`_potential`; the
+    seat to move next also counts the queue head and stack tops)."""
     result = state.result
     if result is not None:
         if result.winner is None:
             return 0.0
         return WIN if result.winner == seat else -WIN
-    score = _worth(state, seat) - _worth(state, 1 - seat)
-    for s, sign in ((seat, 1.0), (1 - seat, -1.0)):
-        board = board_from_state(state, s)
-        score += sign * 0.5 * sum(keep_value(board, v) for v in board.hand if v != ACE)
+    other = 1 - seat
+    mover = state.current
+    score = (_placed(state, seat) + CLOSE_BONUS * sum(state.closed[seat])
+             - _placed(state, other) - CLOSE_BONUS * sum(state.closed[other]))
+    score += POTENTIAL * (_potential(state, seat, mover == seat)
+                          - _potential(state, other, mover == other))
     return score
