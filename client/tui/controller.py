@@ -104,7 +104,7 @@ class Controller:
     def _lobby_key(self, key: str) -> None:
         m = self.model
         rows = m.lobby_rows()
-        if key in ("up", "k"):
+        if key == "up":
             m.lobby_cursor = max(m.lobby_cursor - 1, 0)
         elif key == "down":
             m.lobby_cursor = min(m.lobby_cursor + 1, max(len(rows) - 1, 0))

@@ -14,7 +14,7 @@ from typing import Any
 from client.tui import selection as sel
 from client.tui.cards import GLYPH_WIDTH, card_glyph, empty_slot
 from client.tui.layout import Block, Line, side_by_side, text
-from client.tui.model import MatchView, player_names
+from client.tui.model import MatchView, away, player_names
 
 PHASES = {"play": "phase 1: play", "discard": "phase 2: stack and queue", "over": "game over"}
 
@@ -83,7 +83,7 @@ def array_line(arr: dict[str, Any], index: int, *, cells: int, color: bool,
 
 
 def _stack_line(stack: list[str], key: str, style: str, color: bool) -> Line:
-    line: Line = [("", "stack "), _keyed(key, style), ("", " ")]
+    line: Line = [("", "stack "), _keyed(key, style), ("", " ")] if key else [("", "stack ")]
     if stack:
         line.append(card_glyph(stack[-1], color=color))
         line.append(("class:dim", f"depth {len(stack)}"))
@@ -95,15 +95,17 @@ def _stack_line(stack: list[str], key: str, style: str, color: bool) -> Line:
 
 def _player_block(view: dict[str, Any], seat: int, me: int | None, names: dict[int, str],
                   legal: Sequence[dict[str, Any]], selected: tuple | None, cursor: tuple | None,
-                  cells: int, color: bool) -> Block:
+                  cells: int, color: bool, is_away: bool = False) -> Block:
     players = view.get("players") or [{}, {}]
     p = players[seat] if seat < len(players) else {}
     own = seat == me
     name = names.get(seat, f"seat {seat}")
     who = f"{name} (you)" if own else name
+    if is_away:
+        who += " (away)"
     to_move = view.get("to_move")
     turn_mark = "  <- to move" if to_move == seat else ""
-    stack_key = "t" if own or me is None else "o"
+    stack_key = "" if me is None else "t" if own else "o"
     stack_style = _mark(("stack", seat), legal, selected, cursor) if me is not None else ""
     if own and selected is not None and ("mystack",) in sel.targets(legal, selected):
         stack_style = _mark(("mystack",), legal, selected, cursor)
@@ -304,7 +306,8 @@ def render_ds(mv: MatchView, cells: int, rows: int, *, color: bool = True,
     board: Block = [header_line(mv, now)]
     if snap.get("status") != "active":  # nobody is to move in a waiting or finished match
         view = {**view, "to_move": None}
-    board.extend(_player_block(view, top, me, names, legal, selected, cursor, board_cells, color))
+    board.extend(_player_block(view, top, me, names, legal, selected, cursor, board_cells, color,
+                               away(snap, top)))
     board.append(queue_line(view, legal, selected, cursor, color, isinstance(me, int)))
     mull = view.get("last_mulligan")
     if mull and mull.get("turn") == view.get("turn") and mull.get("seat") != me:
@@ -312,7 +315,7 @@ def render_ds(mv: MatchView, cells: int, rows: int, *, color: bool = True,
                           f"{' '.join(mull.get('hand') or [])}, kept {mull.get('keep')}",
                           "class:notice"))
     board.extend(_player_block(view, bottom, me, names, legal, selected, cursor, board_cells,
-                               color))
+                               color, away(snap, bottom)))
     board.append(hand_line(view, legal, selected, cursor, color))
     board.append(prompt_line(mv, selected, cursor_index, mulligan_mode))
     if cells >= 110:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from client.tui import events as event_text
+from client.tui.fair import shuffle_line
 
 #: How many log lines a match keeps.
 LOG_LINES = 300
@@ -128,6 +129,14 @@ class Model:
         self.notice_error = error
 
 
+def away(snapshot: dict[str, Any], seat: int) -> bool:
+    """True when ``seat``'s player is disconnected (a bot never is)."""
+    for p in snapshot.get("players") or []:
+        if p.get("seat") == seat:
+            return p.get("connected") is False and not p.get("bot")
+    return False
+
+
 def player_names(snapshot: dict[str, Any]) -> dict[int, str]:
     """Seat -> display name for a snapshot's players (bots and open seats named too)."""
     out: dict[int, str] = {}
@@ -198,6 +207,9 @@ def _apply_snapshot(model: Model, msg: dict[str, Any], now: float | None = None)
         mv.log.append(event_text.describe_start(msg, names))
     if msg.get("status") == "finished" and (old is None or old.get("status") != "finished"):
         mv.log.append(event_text.describe_result(msg, names))
+        check = shuffle_line(msg)
+        if check:
+            mv.log.append(check)
     if model.queued and msg.get("game") == model.queued and first:
         model.queued = None  # matchmaking paired us
     if first and (model.current is None or model.screen == "lobby"):

@@ -12,11 +12,11 @@ from typing import Any
 
 from client.tui.cards import BIG_WIDTH, GLYPH_WIDTH, big_card, card_glyph, empty_slot
 from client.tui.layout import Block, Line, boxed, side_by_side, text
-from client.tui.model import MatchView, player_names
+from client.tui.model import MatchView, away, player_names
 
 
 def _seat_panel(view: dict[str, Any], seat: int, names: dict[int, str], me: int | None,
-                cells: int, color: bool, big: bool) -> Block:
+                cells: int, color: bool, big: bool, is_away: bool = False) -> Block:
     counts = view.get("counts") or [0, 0]
     table = (view.get("table") or [[], []])[seat] or []
     up = (view.get("up") or [None, None])[seat]
@@ -24,6 +24,8 @@ def _seat_panel(view: dict[str, Any], seat: int, names: dict[int, str], me: int 
     stands = (view.get("stands") or [False, False])[seat]
     name = names.get(seat, f"seat {seat}")
     title = f"{name} (you)" if seat == me else name
+    if is_away:
+        title += " (away)"
     info: Block = []
     info.append(text(f"deck: {counts[seat]} cards", "class:count"))
     if not big:
@@ -89,16 +91,23 @@ def render_war(mv: MatchView, cells: int, rows: int, *, color: bool = True,
             f"  wars {view.get('wars', 0)}  cap {view.get('cap', '?')}")
     if view.get("war"):
         head += f"   WAR! step {view['war']}"
+    result = snap.get("result") or view.get("result")
+    if result:
+        winner = result.get("winner")
+        who = "a draw" if winner is None else "you win" if winner == me else \
+            f"{names.get(winner, f'seat {winner}')} wins"
+        head += f"   GAME OVER: {who} ({result.get('reason', '?')})"
     out.append(text(head, "class:title"))
     if cells >= 60:
         big = rows >= 18
         half = (cells - 1) // 2
-        out.extend(side_by_side([_seat_panel(view, 0, names, me, half, color, big),
-                                 _seat_panel(view, 1, names, me, cells - 1 - half, color, big)],
-                                [half, cells - 1 - half]))
+        out.extend(side_by_side(
+            [_seat_panel(view, 0, names, me, half, color, big, away(snap, 0)),
+             _seat_panel(view, 1, names, me, cells - 1 - half, color, big, away(snap, 1))],
+            [half, cells - 1 - half]))
     else:
-        out.extend(_seat_panel(view, 0, names, me, cells, color, False))
-        out.extend(_seat_panel(view, 1, names, me, cells, color, False))
+        out.extend(_seat_panel(view, 0, names, me, cells, color, False, away(snap, 0)))
+        out.extend(_seat_panel(view, 1, names, me, cells, color, False, away(snap, 1)))
     out.append(_last_line(view, names, color))
     flip_state = "on" if snap.get("auto_flip") else "off"
     status = snap.get("status", "?")

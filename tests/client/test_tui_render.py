@@ -385,3 +385,44 @@ def test_war_face_up_cards_are_drawn_large_when_there_is_room() -> None:
     assert f"\u2502{rank.ljust(5)}\u2502" in out and f"\u2502  {suit}  \u2502" in out
     small = text_of(war_view.render_war(mv, 80, 12, color=False))
     assert f"face up: [{up}]" in small
+
+
+def finished_war(seed: int = 5) -> State:
+    state = get_game("war").new_state(seed, {"cap": 3})
+    while state.outcome() is None:
+        state.apply(state.to_move()[0], {"type": "flip"})
+    return state
+
+
+def test_finished_match_checks_the_fair_shuffle_itself() -> None:
+    from engine.fairness import commitment, seed_hex
+    state = finished_war()
+    salt = "ab" * 16
+    snap = snapshot_of(state, "war", 0)
+    snap["commitment"] = commitment(state.seed, salt)
+    snap["reveal"] = {"seed": seed_hex(state.seed), "salt": salt}
+    model = Model(name="alice")
+    apply_message(model, snap)
+    log = list(model.views["m1"].log)
+    assert any(line.startswith("game over:") for line in log)
+    assert any(line.startswith("fair shuffle checked") for line in log)
+    assert "GAME OVER:" in block_text(screen.render(model, 80, 24))
+    tampered = dict(snap, match="m2", reveal={"seed": seed_hex(state.seed + 1), "salt": salt})
+    apply_message(model, tampered)
+    assert any(line.startswith("WARNING: the revealed seed does NOT match")
+               for line in model.views["m2"].log)
+
+
+def test_a_disconnected_player_is_marked_away() -> None:
+    state = war_after(2)
+    snap = snapshot_of(state, "war", 0)
+    model = Model(name="alice")
+    apply_message(model, snap)
+    apply_message(model, {"type": "presence", "match": "m1", "seat": 1, "name": "bob",
+                          "connected": False, "grace": 60.0})
+    out = block_text(screen.render(model, 80, 24))
+    assert "bob (away)" in out
+    assert "bob lost the connection (60 s to come back)" in out
+    apply_message(model, {"type": "presence", "match": "m1", "seat": 1, "name": "bob",
+                          "connected": True, "grace": None})
+    assert "bob (away)" not in block_text(screen.render(model, 80, 24))
