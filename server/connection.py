@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from protocol.connection import CLOSED, NEED_DATA, Connection
+from protocol.connection import State as ConnState
 from protocol.errors import LocalProtocolError, ProtocolError
 from protocol.messages import REQUEST_TYPES
 from protocol.version import __version__
@@ -302,11 +303,16 @@ class ClientConnection:
         try:
             data = self.conn.send(msg)
         except LocalProtocolError as exc:
+            if self.conn.state in (ConnState.CLOSED, ConnState.MUST_CLOSE):
+                return  # the peer has gone, or the final message is out: nothing more to say
             log.error("not sending an invalid %s message: %s", msg.get("type"), exc)
             if msg.get("type") != "ok" or "id" not in msg:
                 return
-            data = self.conn.send(ProtocolError(
-                "internal_error", "the reply could not be encoded").to_message(msg["id"]))
+            try:
+                data = self.conn.send(ProtocolError(
+                    "internal_error", "the reply could not be encoded").to_message(msg["id"]))
+            except LocalProtocolError:
+                return
         if self._broken:
             return
         try:
