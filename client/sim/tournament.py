@@ -26,6 +26,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from client.sim.report import Progress
 from client.strategies import DEFAULT_TIME_BUDGET, get_strategy, strategy_names
 
 #: A game that has not ended after this many intents is a bug somewhere (the
@@ -458,40 +459,12 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, RuleError) as exc:
         print(f"cardsim tournament: {exc}", file=sys.stderr)
         return 2
-    progress = _progress(len(jobs), enabled=not args.no_progress)
-    try:
+    with Progress(len(jobs), label=f"tournament {args.game}",
+                  enabled=False if args.no_progress else None) as progress:
         result = run_tournament(args.game, bots, args.games, args.seed, options,
                                 args.time_budget, max(1, args.jobs), progress.advance)
-    finally:
-        progress.close()
     if args.json:
         print(json.dumps(to_json(result), indent=2))
     else:
         print(format_table(result))
     return 0
-
-
-class _progress:
-    """A one-line progress bar on stderr (only when stderr is a terminal)."""
-
-    def __init__(self, total: int, enabled: bool = True) -> None:
-        self.total = total
-        self.done = 0
-        self.enabled = enabled and sys.stderr.isatty()
-        self.started = time.perf_counter()
-
-    def advance(self, n: int) -> None:
-        self.done += n
-        if not self.enabled:
-            return
-        width = 30
-        filled = int(width * self.done / max(1, self.total))
-        elapsed = time.perf_counter() - self.started
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] "
-                         f"{self.done}/{self.total} games {elapsed:6.1f}s")
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
