@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
@@ -37,3 +38,18 @@ def connect() -> Callable[..., Awaitable[TestClient]]:
         return client
 
     return open_client
+
+
+@pytest.fixture
+def allow_error_logs() -> None:
+    """Request this in a test that provokes server errors on purpose."""
+
+
+@pytest.fixture(autouse=True)
+def no_error_logs(request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture):
+    """Every server test fails if the server logged an error it did not expect."""
+    yield
+    if "allow_error_logs" in request.fixturenames:
+        return
+    errors = [r for r in caplog.get_records("call") if r.levelno >= logging.ERROR]
+    assert not errors, f"unexpected server error log: {errors[0].getMessage()}"

@@ -139,7 +139,8 @@ async def test_rate_limited_then_disconnected(start_server, connect) -> None:
                     "message": "too many requests, for too long"}
 
 
-async def test_internal_error_is_reported_and_survived(start_server, connect) -> None:
+async def test_internal_error_is_reported_and_survived(start_server, connect,
+                                                       allow_error_logs) -> None:
     server = await start_server()
     client = await connect(server)
 
@@ -151,7 +152,8 @@ async def test_internal_error_is_reported_and_survived(start_server, connect) ->
     await client.expect_ok("games")
 
 
-async def test_store_failure_rejects_the_intent_and_keeps_state(start_server, connect) -> None:
+async def test_store_failure_rejects_the_intent_and_keeps_state(start_server, connect,
+                                                                allow_error_logs) -> None:
     from server.store import StoreError
 
     server = await start_server()
@@ -183,7 +185,8 @@ async def test_match_capacity(start_server, connect) -> None:
     await bob.expect_error("not_supported", "queue", game="war")
 
 
-async def test_a_failing_match_task_does_not_take_the_server_down(start_server, connect) -> None:
+async def test_a_failing_match_task_does_not_take_the_server_down(start_server, connect,
+                                                                  allow_error_logs) -> None:
     server = await start_server()
     alice, bob = await connect(server, "alice"), await connect(server, "bob")
     mid = (await alice.expect_ok("create", game="war"))["match"]
