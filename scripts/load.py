@@ -1,0 +1,703 @@
+#!/usr/bin/env python3
+"""Load generator: N bot connections in M two-seat matches against one cardserver.
+
+    .venv/bin/python scripts/load.py --spawn-server --matches 1000 --think 1.0 --duration 60
+    .venv/bin/python scripts/load.py --port 7000 --server-pid PID --matches 200 --think 0
+
+Each match is two connections in the same worker process: seat 0 ``create``s a
+match (``turn_timer`` 0), seat 1 ``join``s it, and both play by choosing at
+random from the ``legal`` list of their newest snapshot, waiting a think time
+(uniform in [0.5, 1.5] x ``--think``; 0 = flat out) before each intent. A
+finished match is replaced by a new one on the same two connections until the
+run ends. Connections are opened gradually over ``--ramp`` seconds.
+
+Latency is measured per intent, from the moment its frame is written to the
+moment the acting seat receives the snapshot that answers it (seq + 1), with
+``time.monotonic`` (one clock for every process). Only intents sent after the
+ramp count towards the figures ("steady state").
+
+The generator runs ``--procs`` worker processes (multiprocessing), each with
+its own trio loop, so that it is not the bottleneck; it reports each worker's
+CPU use so that you can tell. It speaks the wire protocol directly
+(``protocol.framing`` + msgpack, no schema validation of what it receives) to
+keep the per-message client cost low: correctness of the server's messages is
+the test suite's job, not this script's.
+
+Progress goes to stderr once a second; a table (and ``--json FILE``) at the end.
+The server's peak memory is its ``VmHWM`` from ``/proc/<pid>/status``
+(``--spawn-server`` knows the pid; otherwise pass ``--server-pid``).
+
+Every loop is bounded in count and time; it only ever connects to 127.0.0.1.
+Exit status: 0 when the run had no errors, 1 otherwise, 2 on a setup failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import multiprocessing as mp
+import os
+import queue
+import random
+import resource
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import trio
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from protocol.framing import FrameDecoder  # noqa: E402
+
+HOST = "127.0.0.1"
+HEADER = struct.Struct(">I")
+#: A client must accept frames up to 1 MiB from the server (docs/protocol.md).
+CLIENT_MAX_FRAME = 1024 * 1024
+#: Seconds without any message from the server before a connection counts as stuck.
+RECV_TIMEOUT = 30.0
+
+
+# -- the wire ------------------------------------------------------------------
+
+
+class WireClosed(Exception):
+    """The server closed the connection (``last`` holds a final bye/error, if any)."""
+
+    def __init__(self, last: dict[str, Any] | None = None) -> None:
+        super().__init__(f"closed by the server: {last}")
+        self.last = last
+
+
+class Wire:
+    """One raw protocol connection: frames + msgpack, pings answered, no validation.
+
+    ``recv`` returns the next message that is not a ping; ``request`` sends one
+    request with a fresh id and returns its reply (``ok`` or ``error``), keeping
+    every other message it reads in ``pending`` for the next ``recv``.
+    """
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.decoder = FrameDecoder(CLIENT_MAX_FRAME)
+        self.pending: deque[dict[str, Any]] = deque()
+        self.sizes: list[int] = []  # body sizes of frames received (bench_latency uses them)
+        self.keep_sizes = False
+        self._ids = 0
+
+    @classmethod
+    async def open(cls, port: int, host: str = HOST) -> Wire:
+        """Connect (TCP_NODELAY is set by trio)."""
+        return cls(await trio.open_tcp_stream(host, port))
+
+    async def send(self, msg: dict[str, Any]) -> int:
+        """Write one message; returns the body size."""
+        body = msgpack.packb(msg, use_bin_type=True)
+        await self.stream.send_all(HEADER.pack(len(body)) + body)
+        return len(body)
+
+    def next_id(self) -> int:
+        self._ids += 1
+        return self._ids
+
+    async def _read_one(self) -> dict[str, Any]:
+        while True:
+            body = self.decoder.next_frame()
+            if body is not None:
+                if self.keep_sizes:
+                    self.sizes.append(len(body))
+                msg = msgpack.unpackb(body, raw=False, strict_map_key=True)
+                if msg.get("type") == "ping":
+                    await self.send({"type": "pong", "id": msg["id"]})
+                    continue
+                return msg
+            try:
+                data = await self.stream.receive_some(65536)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                data = b""
+            if not data:
+                raise WireClosed()
+            self.decoder.feed(data)
+
+    async def recv(self, timeout: float = RECV_TIMEOUT) -> dict[str, Any]:
+        """The next message (pending ones first).
+
+        Raises:
+            WireClosed: the server closed the connection.
+            trio.TooSlowError: nothing within ``timeout`` seconds.
+        """
+        if self.pending:
+            return self.pending.popleft()
+        with trio.fail_after(timeout):
+            return await self._read_one()
+
+    async def request(self, msg: dict[str, Any], timeout: float = RECV_TIMEOUT) -> dict[str, Any]:
+        """Send ``msg`` with a new id; the ``ok``/``error`` reply carrying it."""
+        rid = msg["id"] = self.next_id()
+        await self.send(msg)
+        with trio.fail_after(timeout):
+            while True:
+                reply = await self._read_one()
+                if reply.get("type") in ("ok", "error") and reply.get("id") == rid:
+                    return reply
+                if reply.get("type") in ("bye",) or (reply.get("type") == "error"
+                                                      and "id" not in reply):
+                    self.pending.append(reply)
+                    if reply.get("type") == "bye":
+                        raise WireClosed(reply)
+                    continue
+                self.pending.append(reply)
+
+    async def hello(self, name: str, resume: str | None = None) -> dict[str, Any]:
+        """Handshake; returns the welcome.
+
+        Raises:
+            WireClosed: the server refused (``last`` is its error).
+        """
+        msg: dict[str, Any] = {"type": "hello", "protocol": [1], "name": name,
+                               "client": "load/1"}
+        if resume is not None:
+            msg["resume"] = resume
+        await self.send(msg)
+        reply = await self.recv()
+        if reply.get("type") != "welcome":
+            raise WireClosed(reply)
+        return reply
+
+    async def aclose(self) -> None:
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            await self.stream.aclose()
+
+
+# -- one worker process ---------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    """What one worker does (picklable)."""
+
+    index: int
+    port: int
+    game: str
+    think: float
+    matches: list[int]  # global match numbers (they set the ramp slots)
+    total_matches: int
+    ramp: float
+    start_at: float  # time.monotonic() of the first connection
+    stop_at: float  # no new intent after this
+    seed: int
+
+
+@dataclass
+class Tally:
+    """A worker's counters; sent to the parent as a dict."""
+
+    connections: int = 0
+    peak_connections: int = 0
+    active: int = 0
+    started: int = 0
+    finished: int = 0
+    intents: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    results: Counter[str] = field(default_factory=Counter)
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"connections": self.connections, "peak_connections": self.peak_connections,
+                "active": self.active, "started": self.started, "finished": self.finished,
+                "intents": self.intents, "errors": dict(self.errors),
+                "results": dict(self.results)}
+
+
+class Worker:
+    """Runs the matches of one :class:`Plan` in one trio loop."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.tally = Tally()
+        self.rng = random.Random(plan.seed)
+        #: (send time, latency) of every answered intent
+        self.samples: list[tuple[float, float]] = []
+
+    def _error(self, code: str) -> None:
+        self.tally.errors[code] += 1
+
+    async def run(self, out: Any) -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._report, out)
+            async with trio.open_nursery() as pairs:
+                for number in self.plan.matches:
+                    at = self.plan.start_at + self.plan.ramp * number / max(
+                        1, self.plan.total_matches)
+                    pairs.start_soon(self._pair, number, at)
+            nursery.cancel_scope.cancel()
+
+    async def _report(self, out: Any) -> None:
+        while True:
+            out.put(("progress", self.plan.index, self.tally.snapshot()))
+            await trio.sleep(1.0)
+
+    async def _sleep_until(self, when: float) -> None:
+        await trio.sleep(max(0.0, when - time.monotonic()))
+
+    async def _pair(self, number: int, at: float) -> None:
+        """Two connections playing match after match until ``stop_at``."""
+        await self._sleep_until(at)
+        wires: list[Wire] = []
+        try:
+            for seat in (0, 1):
+                wire = await Wire.open(self.plan.port)
+                wires.append(wire)
+                self.tally.connections += 1
+                self.tally.peak_connections = max(self.tally.peak_connections,
+                                                  self.tally.connections)
+                await wire.hello(f"load{number}s{seat}")
+            while time.monotonic() < self.plan.stop_at:
+                created = await wires[0].request({"type": "create", "game": self.plan.game,
+                                                  "turn_timer": 0})
+                if created["type"] != "ok":
+                    self._error(created["code"])
+                    return
+                joined = await wires[1].request({"type": "join", "match": created["match"]})
+                if joined["type"] != "ok":
+                    self._error(joined["code"])
+                    return
+                self.tally.started += 1
+                self.tally.active += 1
+                try:
+                    # the run's end interrupts a match (1 s for intents in flight)
+                    left = max(0.0, self.plan.stop_at + 1.0 - time.monotonic())
+                    with trio.move_on_after(left):
+                        async with trio.open_nursery() as nursery:
+                            for seat, wire in enumerate(wires):
+                                nursery.start_soon(self._play, wire, created["match"], seat == 0)
+                finally:
+                    self.tally.active -= 1
+        except WireClosed as exc:
+            last = exc.last or {}
+            self._error(f"closed:{last.get('code') or last.get('reason') or 'eof'}")
+        except trio.TooSlowError:
+            self._error("timeout")
+        except OSError as exc:
+            self._error(f"os:{exc.errno}")
+        finally:
+            for wire in wires:
+                await wire.aclose()
+                self.tally.connections -= 1
+
+    async def _play(self, wire: Wire, match: str, count: bool) -> None:
+        """Play one seat until the match finishes or the run ends (``count``: this seat
+        counts the match's end)."""
+        pending: tuple[int, float] | None = None  # (seq acted on, send time)
+        think = self.plan.think
+        while True:
+            msg = await wire.recv()
+            kind = msg.get("type")
+            if kind == "error":
+                if not (self.plan.game == "war" and msg.get("code") == "stale"):
+                    self._error(msg.get("code", "?"))
+                pending = None
+                continue
+            if kind == "ok":
+                if "seq" in msg:
+                    self.tally.intents += 1
+                continue
+            if kind == "bye":
+                raise WireClosed(msg)
+            if kind != "snapshot" or msg.get("match") != match:
+                continue
+            seq = msg["seq"]
+            if pending is not None and seq > pending[0]:
+                now = time.monotonic()
+                self.samples.append((pending[1], now - pending[1]))
+                pending = None
+            if msg["status"] == "finished":
+                if count:
+                    self.tally.finished += 1
+                    self.tally.results[msg.get("result", {}).get("reason", "?")] += 1
+                return
+            if not msg["legal"] or pending is not None:
+                continue
+            if think > 0:
+                await trio.sleep(think * (0.5 + self.rng.random()))
+            if time.monotonic() >= self.plan.stop_at:
+                return
+            if wire.pending:  # a newer snapshot arrived while thinking: act on that one
+                continue
+            intent = self.rng.choice(msg["legal"])
+            sent = time.monotonic()
+            await wire.send({"type": "intent", "id": wire.next_id(), "match": match,
+                             "seq": seq, "intent": intent})
+            pending = (seq, sent)
+
+
+def _worker_main(plan: Plan, out: Any) -> None:
+    """Entry point of a worker process."""
+    raise_fd_limit()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    worker = Worker(plan)
+    cpu0 = time.process_time()
+    error = None
+    try:
+        trio.run(worker.run, out)
+    except BaseException as exc:  # report, never hang the parent
+        error = repr(exc)
+    out.put(("done", plan.index, worker.tally.snapshot(), worker.samples,
+             time.process_time() - cpu0, error))
+
+
+# -- the parent -----------------------------------------------------------------
+
+
+def raise_fd_limit() -> int:
+    """Soft open-file limit up to the hard limit; returns the new soft limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard or hard == resource.RLIM_INFINITY:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE,
+                               (hard if hard != resource.RLIM_INFINITY else 1 << 20, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def free_port() -> int:
+    """A port that was free a moment ago on 127.0.0.1."""
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+def cardserver_command() -> list[str]:
+    """How to start the project's server from this checkout."""
+    exe = ROOT / ".venv" / "bin" / "cardserver"
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("cardserver")
+    return [found] if found else [sys.executable, "-m", "server.cli"]
+
+
+class SpawnedServer:
+    """A cardserver subprocess on a free loopback port with a temporary store."""
+
+    def __init__(self, extra: list[str], db: Path | None = None,
+                 log_level: str = "warning") -> None:
+        self.tmp = tempfile.TemporaryDirectory(prefix="cardload-")
+        self.db = db or Path(self.tmp.name) / "load.db"
+        self.port = free_port()
+        self.log = open(Path(self.tmp.name) / "server.log", "wb")  # noqa: SIM115
+        self.args = cardserver_command() + [
+            "--host", HOST, "--port", str(self.port), "--db", str(self.db),
+            "--log-level", log_level, *extra]
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 15.0) -> None:
+        """Start and wait until it accepts connections.
+
+        Raises:
+            RuntimeError: it exited or did not listen in time.
+        """
+        self.proc = subprocess.Popen(self.args, stdout=self.log, stderr=subprocess.STDOUT,
+                                     cwd=ROOT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"cardserver exited with {self.proc.returncode}: "
+                                   f"{self.log_text()[-2000:]}")
+            with contextlib.suppress(OSError), socket.create_connection((HOST, self.port), 0.2):
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"cardserver did not listen within {timeout:.0f} s")
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def log_text(self) -> str:
+        self.log.flush()
+        return (Path(self.tmp.name) / "server.log").read_text(errors="replace")
+
+    def kill(self) -> None:
+        """SIGKILL, and wait."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        """SIGTERM (clean shutdown), SIGKILL after 10 s."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def close(self) -> None:
+        self.stop()
+        self.log.close()
+        self.tmp.cleanup()
+
+
+def proc_status(pid: int) -> dict[str, int]:
+    """VmHWM / VmRSS of a process in KiB ({} when it is gone)."""
+    out: dict[str, int] = {}
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                key, _, rest = line.partition(":")
+                if key in ("VmHWM", "VmRSS"):
+                    out[key] = int(rest.split()[0])
+    except OSError:
+        pass
+    return out
+
+
+def proc_cpu(pid: int) -> float | None:
+    """User + system CPU seconds used by a process so far."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def proc_runqueue_wait(pid: int) -> float | None:
+    """Seconds the process's main thread has spent runnable but waiting for a CPU
+    (``/proc/<pid>/schedstat``): how much the machine's other load delayed it."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as fh:
+            return int(fh.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """The q-quantile (0..1) by nearest rank; nan for no values."""
+    if not sorted_values:
+        return float("nan")
+    k = min(len(sorted_values) - 1, max(0, int(round(q * len(sorted_values) + 0.5)) - 1))
+    return sorted_values[k]
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the load; returns the figures (see :func:`print_table`)."""
+    server: SpawnedServer | None = None
+    if args.spawn_server:
+        extra = ["--max-connections", str(2 * args.matches + 100),
+                 "--max-matches", str(4 * args.matches + 100)] + args.server_arg
+        server = SpawnedServer(extra)
+        server.start()
+        port, pid = server.port, server.pid
+        print(f"load: cardserver pid {pid} on {HOST}:{port}", file=sys.stderr)
+    else:
+        port, pid = args.port, args.server_pid
+    try:
+        return _drive(args, port, pid)
+    finally:
+        if server is not None:
+            server.close()
+
+
+def _drive(args: argparse.Namespace, port: int, pid: int | None) -> dict[str, Any]:
+    procs = max(1, args.procs)
+    ramp = args.ramp if args.ramp is not None else max(1.0, args.matches / 250)
+    start_at = time.monotonic() + 0.5
+    stop_at = start_at + ramp + args.duration
+    ctx = mp.get_context("fork")
+    out = ctx.Queue()
+    numbers = list(range(args.matches))
+    workers = []
+    for i in range(procs):
+        plan = Plan(i, port, args.game, args.think, numbers[i::procs], args.matches, ramp,
+                    start_at, stop_at, args.seed * 1000 + i)
+        proc = ctx.Process(target=_worker_main, args=(plan, out), daemon=True)
+        proc.start()
+        workers.append(proc)
+    latest: dict[int, dict[str, Any]] = {}
+    done: dict[int, tuple[Any, ...]] = {}
+    peak_rss = 0
+    # (time, cpu, runqueue wait) when the ramp ended and when the run ended
+    cpu_mark: tuple[float, float, float] | None = None
+    cpu_end: tuple[float, float, float] | None = None
+    hard_deadline = stop_at + RECV_TIMEOUT + 30
+    last_print = 0.0
+    tty = sys.stderr.isatty()
+    while len(done) < procs and time.monotonic() < hard_deadline:
+        try:
+            item = out.get(timeout=0.5)
+        except queue.Empty:
+            item = None
+        if item is not None:
+            if item[0] == "progress":
+                latest[item[1]] = item[2]
+            else:
+                done[item[1]] = item
+                latest[item[1]] = item[2]
+        now = time.monotonic()
+        if pid:
+            peak_rss = max(peak_rss, proc_status(pid).get("VmRSS", 0))
+            if cpu_mark is None and now >= start_at + ramp:
+                cpu_mark = (now, proc_cpu(pid) or 0.0, proc_runqueue_wait(pid) or 0.0)
+            if cpu_end is None and now >= stop_at:
+                cpu_end = (now, proc_cpu(pid) or 0.0, proc_runqueue_wait(pid) or 0.0)
+        if now - last_print >= 1.0:
+            last_print = now
+            conns = sum(t["connections"] for t in latest.values())
+            active = sum(t["active"] for t in latest.values())
+            intents = sum(t["intents"] for t in latest.values())
+            errs = sum(sum(t["errors"].values()) for t in latest.values())
+            phase = "ramp" if now < start_at + ramp else ("run" if now < stop_at else "stop")
+            mem = proc_status(pid).get("VmRSS", 0) // 1024 if pid else 0
+            line = (f"[{phase} {now - start_at:6.1f}s] conns {conns:5d}  matches {active:5d}  "
+                    f"intents {intents:8d}  errors {errs:4d}  server rss {mem} MiB")
+            print(("\r" + line) if tty else line, end="" if tty else "\n", file=sys.stderr,
+                  flush=True)
+    if tty:
+        print(file=sys.stderr)
+    for proc in workers:
+        proc.join(5)
+        if proc.is_alive():
+            proc.kill()
+    hwm = proc_status(pid).get("VmHWM", peak_rss) if pid else 0
+    samples: list[tuple[float, float]] = []
+    worker_cpu = []
+    failures = []
+    for item in done.values():
+        samples += item[3]
+        worker_cpu.append(item[4])
+        if item[5]:
+            failures.append(item[5])
+    if len(done) < procs:
+        failures.append(f"{procs - len(done)} worker(s) did not report")
+    window = (start_at + ramp, stop_at)
+    steady = sorted(lat for t, lat in samples if window[0] <= t < window[1])
+    errors: Counter[str] = Counter()
+    results: Counter[str] = Counter()
+    for t in latest.values():
+        errors.update(t["errors"])
+        results.update(t["results"])
+    server_cpu = server_wait = None
+    if cpu_mark and cpu_end and cpu_end[0] > cpu_mark[0]:
+        server_cpu = (cpu_end[1] - cpu_mark[1]) / (cpu_end[0] - cpu_mark[0])
+        server_wait = (cpu_end[2] - cpu_mark[2]) / (cpu_end[0] - cpu_mark[0])
+    elapsed = args.duration
+    return {
+        "game": args.game, "think": args.think, "procs": procs, "ramp_s": ramp,
+        "duration_s": args.duration,
+        "connections_peak": sum(t["peak_connections"] for t in latest.values()),
+        "matches_target": args.matches,
+        "matches_started": sum(t["started"] for t in latest.values()),
+        "matches_finished": sum(t["finished"] for t in latest.values()),
+        "intents_total": sum(t["intents"] for t in latest.values()),
+        "intents_steady": len(steady),
+        "intents_per_s": len(steady) / elapsed if elapsed else 0.0,
+        "latency_ms": {q: percentile(steady, v) * 1000 for q, v in
+                       (("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p999", 0.999),
+                        ("max", 1.0))},
+        "errors": dict(errors), "error_count": sum(errors.values()) + len(failures),
+        "failures": failures, "results": dict(results),
+        "server_pid": pid, "server_vmhwm_mib": hwm / 1024 if hwm else None,
+        "server_cpu_share": server_cpu, "server_runqueue_wait_share": server_wait,
+        "load_average": os.getloadavg(),
+        "server_cpu_ms_per_intent": (server_cpu * 1000 * len(steady) and
+                                     server_cpu * 1000 * elapsed / len(steady))
+        if server_cpu is not None and steady else None,
+        "worker_cpu_s": worker_cpu,
+        "worker_cpu_share": [c / (stop_at - start_at) for c in worker_cpu],
+        "cores": os.cpu_count(),
+    }
+
+
+def print_table(fig: dict[str, Any], out: Any = sys.stdout) -> None:
+    """The figures as a two-column text table."""
+    lat = fig["latency_ms"]
+    rows = [
+        ("game / think time", f"{fig['game']} / {fig['think']:g} s"),
+        ("load processes", f"{fig['procs']} (CPU share each: "
+         + ", ".join(f"{c:.0%}" for c in fig["worker_cpu_share"]) + ")"),
+        ("ramp + steady window", f"{fig['ramp_s']:g} s + {fig['duration_s']:g} s"),
+        ("connections (peak)", f"{fig['connections_peak']}"),
+        ("matches concurrent / started / finished",
+         f"{fig['matches_target']} / {fig['matches_started']} / {fig['matches_finished']}"),
+        ("intents answered (steady window)", f"{fig['intents_steady']}"),
+        ("intents per second (steady)", f"{fig['intents_per_s']:.0f}"),
+        ("latency p50 / p90 / p99 (ms)",
+         f"{lat['p50']:.2f} / {lat['p90']:.2f} / {lat['p99']:.2f}"),
+        ("latency p99.9 / max (ms)", f"{lat['p999']:.2f} / {lat['max']:.2f}"),
+        ("errors", f"{fig['error_count']} {fig['errors'] or ''} {fig['failures'] or ''}".strip()),
+        ("server peak memory (VmHWM)",
+         f"{fig['server_vmhwm_mib']:.0f} MiB" if fig["server_vmhwm_mib"] else "n/a"),
+        ("server CPU (steady window)",
+         f"{fig['server_cpu_share']:.0%} of one core, "
+         f"{fig['server_cpu_ms_per_intent']:.2f} ms per intent"
+         if fig["server_cpu_share"] is not None else "n/a"),
+        ("server waiting for a CPU (other load)",
+         f"{fig['server_runqueue_wait_share']:.0%} of the time"
+         if fig["server_runqueue_wait_share"] is not None else "n/a"),
+        ("machine load average (1 min)", f"{fig['load_average'][0]:.2f} on {fig['cores']} cores"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}", file=out)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--port", type=int, help="a cardserver already running on 127.0.0.1")
+    where.add_argument("--spawn-server", action="store_true",
+                       help="start a cardserver subprocess (temp --db) for this run")
+    parser.add_argument("--server-pid", type=int, help="pid of the running server (memory, CPU)")
+    parser.add_argument("--server-arg", action="append", default=[],
+                        help="extra cardserver argument with --spawn-server (repeatable), "
+                             "e.g. --server-arg=--log-level=info")
+    parser.add_argument("--matches", type=int, default=100, help="concurrent matches (x2 conns)")
+    parser.add_argument("--game", default="datastructures", choices=["datastructures", "war"])
+    parser.add_argument("--think", type=float, default=1.0,
+                        help="mean seconds before each intent (0: flat out)")
+    parser.add_argument("--duration", type=float, default=30.0,
+                        help="seconds of steady state after the ramp")
+    parser.add_argument("--ramp", type=float, default=None,
+                        help="seconds over which connections open [matches/250]")
+    parser.add_argument("--procs", type=int, default=2, help="load worker processes")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    args = parser.parse_args(argv)
+    if args.matches < 1 or args.duration <= 0 or args.duration > 3600 or args.matches > 20000:
+        parser.error("--matches must be 1..20000 and --duration in (0, 3600]")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    limit = raise_fd_limit()
+    need = 2 * args.matches // max(1, args.procs) + 64
+    if limit < need:
+        print(f"load: open-file limit {limit} < {need}; raise `ulimit -n`", file=sys.stderr)
+        return 2
+    try:
+        fig = run(args)
+    except RuntimeError as exc:
+        print(f"load: {exc}", file=sys.stderr)
+        return 2
+    print_table(fig)
+    if args.json:
+        args.json.write_text(json.dumps(fig, indent=2, default=str))
+    return 0 if fig["error_count"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
