@@ -48,24 +48,38 @@ class Server:
         """Begin a clean shutdown (idempotent; returns at once)."""
         self._stopping.set()
 
-    async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        """Listen, serve until :meth:`shutdown`, then shut down cleanly.
+    async def listen(self) -> list[trio.SocketListener]:
+        """Bind the configured address; sets :attr:`port` and :attr:`addresses`.
 
         Raises:
-            OSError: the address cannot be bound.
+            OSError: the address cannot be bound (in use, not permitted, ...).
         """
-        try:
-            await self._run(task_status)
-        finally:
-            self.stopped.set()
-
-    async def _run(self, task_status: Any) -> None:
         listeners = await trio.open_tcp_listeners(self.config.port, host=self.config.host)
         for listener in listeners:
             host, port = listener.socket.getsockname()[:2]
             self.addresses.append(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
         self.port = listeners[0].socket.getsockname()[1]
         log.info("listening on %s", ", ".join(self.addresses))
+        return listeners
+
+    async def run(self, listeners: list[trio.SocketListener] | None = None, *,
+                  task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """Serve until :meth:`shutdown`, then shut down cleanly.
+
+        Args:
+            listeners: from :meth:`listen` (called here when None).
+
+        Raises:
+            OSError: the address cannot be bound.
+        """
+        try:
+            if listeners is None:
+                listeners = await self.listen()
+            await self._run(listeners, task_status)
+        finally:
+            self.stopped.set()
+
+    async def _run(self, listeners: list[trio.SocketListener], task_status: Any) -> None:
         async with trio.open_nursery() as matches:
             await self.lobby.start(matches)
             async with trio.open_nursery() as connections:
@@ -146,10 +160,11 @@ async def serve(config: ServerConfig, *, signals: bool = False,
     log.info("store %s", config.db)
     server = Server(config, store)
     try:
+        listeners = await server.listen()  # outside any nursery: a plain OSError
         async with trio.open_nursery() as nursery:
             if signals:
                 nursery.start_soon(_watch_signals, server)
-            await nursery.start(server.run)
+            await nursery.start(server.run, listeners)
             task_status.started(server)
             await server.stopped.wait()
             nursery.cancel_scope.cancel()

@@ -96,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger("cardserver").error("%s", exc)
         return 1
     except OSError as exc:
-        logging.getLogger("cardserver").error("cannot listen on port %s: %s", config.port, exc)
+        logging.getLogger("cardserver").error("cannot listen on %s port %s: %s",
+                                              config.host or "all interfaces", config.port, exc)
         return 1
     return 0
 

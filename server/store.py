@@ -147,16 +147,16 @@ class Store:
 
     def __init__(self, path: Path | str) -> None:
         """Open (creating if needed) the store at ``path``; ``":memory:"`` for tests."""
-        if str(path) != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
         try:
+            if str(path) != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(str(path), check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA busy_timeout=2000")
             self._db.executescript(SCHEMA)
             self._db.commit()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open store {path}: {exc}") from exc
         self.path = path
 
