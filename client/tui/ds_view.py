@@ -13,7 +13,7 @@ from typing import Any
 
 from client.tui import selection as sel
 from client.tui.cards import GLYPH_WIDTH, card_glyph, empty_slot
-from client.tui.layout import Block, Line, side_by_side, text
+from client.tui.layout import Block, Line, side_by_side, text, wrap_tail
 from client.tui.model import MatchView, away, player_names
 
 PHASES = {"play": "phase 1: play", "discard": "phase 2: stack and queue", "over": "game over"}
@@ -302,7 +302,7 @@ def render_ds(mv: MatchView, cells: int, rows: int, *, color: bool = True,
     cursor = now[cursor_index % len(now)] if now and not mulligan_mode else None
     bottom = me if isinstance(me, int) else 0
     top = 1 - bottom
-    board_cells = min(cells, 96) if cells >= 110 else cells
+    board_cells = max(80, min(100, cells - 50)) if cells >= 110 else cells
     board: Block = [header_line(mv, now)]
     if snap.get("status") != "active":  # nobody is to move in a waiting or finished match
         view = {**view, "to_move": None}
@@ -320,13 +320,13 @@ def render_ds(mv: MatchView, cells: int, rows: int, *, color: bool = True,
     board.append(prompt_line(mv, selected, cursor_index, mulligan_mode))
     if cells >= 110:
         log_cells = cells - board_cells - 1
-        lines = list(log)[-rows + 1:] if rows > 1 else []
+        lines = wrap_tail(list(log), log_cells, rows - 1)
         log_block: Block = [text("Log", "class:dim"), *[text(x) for x in lines]]
         return side_by_side([board, log_block], [board_cells, log_cells])[:rows]
     room = rows - len(board) - 1
     if room > 0:
         board.append(text("Log:", "class:dim"))
-        board.extend(text(line) for line in list(log)[-room:])
+        board.extend(text(line) for line in wrap_tail(list(log), cells, room))
     return board[:rows]
 
 

@@ -8,6 +8,7 @@ size: tests read the result as plain text without a terminal.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 from prompt_toolkit.utils import get_cwidth
@@ -92,6 +93,21 @@ def boxed(title: str, block: Sequence[Line], cells: int, style: str = "class:fra
     body = [[(style, "\u2502"), *fit(line, inner), (style, "\u2502")] for line in block]
     bottom: Line = [(style, "\u2514" + "\u2500" * inner + "\u2518")]
     return [top, *body, bottom]
+
+
+def wrap_tail(lines: Sequence[str], cells: int, rows: int) -> list[str]:
+    """The last ``rows`` screen lines of ``lines`` wrapped to ``cells`` (continuations
+    indented by two spaces): the newest log lines that fit."""
+    if rows <= 0:
+        return []
+    out: list[str] = []
+    for line in reversed(lines):
+        parts = textwrap.wrap(line, max(cells, 10), subsequent_indent="  ",
+                              break_long_words=True) or [""]
+        out[:0] = parts
+        if len(out) >= rows:
+            break
+    return out[-rows:]
 
 
 def to_fragments(block: Sequence[Line]) -> list[Fragment]:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from client.tui.cards import BIG_WIDTH, GLYPH_WIDTH, big_card, card_glyph, empty_slot
-from client.tui.layout import Block, Line, boxed, side_by_side, text
+from client.tui.layout import Block, Line, boxed, side_by_side, text, wrap_tail
 from client.tui.model import MatchView, away, player_names
 
 
@@ -121,7 +121,7 @@ def render_war(mv: MatchView, cells: int, rows: int, *, color: bool = True,
         out.append(text(f"Watching   match {status}{extra}", "class:dim"))
     room = rows - len(out) - 1
     if room > 0:
-        lines = list(log)[-room:]
+        lines = wrap_tail(list(log), cells, room)
         out.append(text("Log:", "class:dim"))
         out.extend(text(line) for line in lines)
     return out[:rows]

@@ -31,7 +31,7 @@ from server.config import ServerConfig
 
 KEYS = {"enter": "\r", "down": "\x1b[B", "up": "\x1b[A", "right": "\x1b[C", "left": "\x1b[D",
         "tab": "\t", "escape": "\x1b"}
-WAIT = 10.0
+WAIT = 20.0
 
 
 class Driver:
