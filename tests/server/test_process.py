@@ -150,3 +150,22 @@ async def test_sigterm_shuts_down_cleanly(tmp_path: Path) -> None:
     store = Store(db)
     assert store.load_match(mid).status == "waiting"
     store.close()
+
+
+def test_startup_failures_are_one_clear_line(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "server.cli", "--host", "127.0.0.1",
+                               "--port", str(port), "--db", str(tmp_path / "x.db")],
+                              cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1 and "cannot listen" in done.stderr
+    assert "Traceback" not in done.stderr
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    done = subprocess.run([sys.executable, "-m", "server.cli", "--db",
+                           str(blocker / "sub" / "x.db")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1 and "cannot open store" in done.stderr
+    assert "Traceback" not in done.stderr
