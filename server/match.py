@@ -60,21 +60,25 @@ class Request:
 
 @dataclass(slots=True)
 class Join(Request):
+    """Take a seat (``seat`` None: the free one)."""
+
     seat: int | None = None
 
 
 @dataclass(slots=True)
 class Watch(Request):
-    pass
+    """Become a spectator."""
 
 
 @dataclass(slots=True)
 class Leave(Request):
-    pass
+    """Stop watching; free a waiting seat; resign an active one."""
 
 
 @dataclass(slots=True)
 class PlayIntent(Request):
+    """One intent for the match's ``seq`` (from a session, or from a server bot)."""
+
     seq: int = 0
     intent: dict[str, Any] = field(default_factory=dict)
     #: set by a server bot playing that seat (``session`` is then None)
@@ -83,16 +87,20 @@ class PlayIntent(Request):
 
 @dataclass(slots=True)
 class Resign(Request):
-    pass
+    """Resign (R0.4); in a waiting match, free the seat."""
 
 
 @dataclass(slots=True)
 class SetAutoFlip(Request):
+    """War: let the server flip for this seat."""
+
     on: bool = False
 
 
 @dataclass(slots=True)
 class Chat(Request):
+    """A chat line for every participant."""
+
     text: str = ""
 
 
@@ -121,19 +129,23 @@ class Seat:
 
     @property
     def taken(self) -> bool:
+        """A player or a bot sits here."""
         return self.session is not None or self.bot is not None
 
     @property
     def connected(self) -> bool:
+        """A bot, or a player with a live connection."""
         if self.bot is not None:
             return True
         return self.session is not None and self.session.connected
 
     def record(self) -> SeatRecord:
+        """The seat as stored."""
         return SeatRecord(self.index, self.session.id if self.session else None, self.name,
                           self.bot, self.auto_flip)
 
     def player(self) -> dict[str, Any]:
+        """The seat as a protocol ``player`` map."""
         return {"seat": self.index, "name": self.name, "connected": self.connected,
                 "bot": self.bot}
 
@@ -260,9 +272,11 @@ class Match:
                 "spectators": len(self.spectators), "created": self.created}
 
     def players(self) -> list[dict[str, Any]]:
+        """Every seat as a protocol ``player`` map."""
         return [s.player() for s in self.seats]
 
     def seat_of(self, session: Session | None) -> int | None:
+        """The seat ``session`` plays here (not counting seats a bot took), or None."""
         if session is None:
             return None
         for seat in self.seats:
@@ -819,9 +833,11 @@ class BotDriver:
         self._wake.set()
 
     def stop(self) -> None:
+        """Stop thinking and playing (the match is over)."""
         self._scope.cancel()
 
     async def run(self) -> None:
+        """Play until stopped or the match closes."""
         with self._scope:
             while True:
                 await self._wake.wait()
