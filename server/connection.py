@@ -107,6 +107,7 @@ class ClientConnection:
 
     async def serve(self) -> None:
         """Run the connection to its end; never raises (except Cancelled)."""
+        opened = False
         try:
             with self._new_scope():
                 opened = await self._handshake()

@@ -131,3 +131,17 @@ async def test_restart_in_process_resumes_a_bot_match(start_server, connect) -> 
     await alice.expect_ok("intent", match=mid, seq=3, intent={"type": "flip"})
     snap = await alice.snapshot(mid, lambda s: s["seq"] == 5)  # the restored bot answers
     assert snap["players"][1]["bot"] == "random"
+
+
+async def test_shutdown_during_handshake(start_server, connect) -> None:
+    server = await start_server()
+    silent = await connect(server, None)  # connected, no hello yet
+    with trio.fail_after(2):
+        while not server.clients:
+            await trio.sleep(0.01)
+    server.shutdown()
+    msg = await silent.next_message()
+    assert msg == {"type": "bye", "reason": "server_shutdown",
+                   "message": "the server is shutting down"}
+    with trio.fail_after(3):
+        await server.stopped.wait()
