@@ -57,6 +57,17 @@ class Driver:
                 raise AssertionError(f"timed out waiting for {what}; screen:\n{self.screen()}")
             await asyncio.sleep(0.01)
 
+    async def cycle(self, key: str, value: Callable[[], Any], want: Any, what: str) -> None:
+        """Press ``key`` one at a time (each press seen to take effect) until ``value()``
+        is ``want``."""
+        for _ in range(12):
+            now = value()
+            if now == want:
+                return
+            await self.press(key)
+            await self.until(lambda now=now: value() != now, f"{key} to change {what}")
+        raise AssertionError(f"{what} never became {want!r}")
+
     def screen(self, cells: int = 80, rows: int = 24) -> str:
         return block_text(render(self.model, cells, rows))
 
@@ -147,12 +158,11 @@ async def create_vs_bot(d: Driver, game: str) -> None:
     """Create a match against the server's random bot through the create form."""
     await d.press("c")
     await d.until(lambda: d.model.overlay == "form", "the create form")
-    while d.model.form.fields[0]["value"] != game:
-        await d.press("right")
+    await d.cycle("right", lambda: d.model.form.fields[0]["value"], game, "the game")
     labels = [f["label"] for f in d.model.form.fields]
-    await d.press(*["down"] * labels.index("opponent"))
-    while d.model.form.fields[d.model.form.focus]["value"] != "random":
-        await d.press("right")
+    await d.cycle("down", lambda: d.model.form.focus, labels.index("opponent"), "the focus")
+    await d.cycle("right", lambda: d.model.form.fields[d.model.form.focus]["value"], "random",
+                  "the opponent")
     assert "opponent         < random >" in d.screen()
     await d.press("enter")
     await d.until(lambda: d.mv is not None and d.mv.snapshot is not None
@@ -182,7 +192,7 @@ def test_lobby_then_a_whole_data_structures_turn_by_keys(tmp_path: Path) -> None
             target = sel.targets(legal, src)[0]
             seq = d.mv.snapshot["seq"]
             await d.press(key)
-            assert d.model.selection == src
+            await d.until(lambda: d.model.selection == src, "the source selected")
             assert f"-> target [{target[1] + 1}" in d.screen()
             await d.press(str(target[1] + 1))
             await d.until(lambda: d.mv.snapshot["seq"] > seq, "the play to be accepted")
@@ -196,7 +206,7 @@ def test_lobby_then_a_whole_data_structures_turn_by_keys(tmp_path: Path) -> None
         if d.view["stack_owed"]:
             await d.press("1")
             assert ("mystack",) in sel.targets(d.mv.legal, ("hand", 0))
-            assert "stack *s" in d.screen()
+            await d.until(lambda: "stack *s" in d.screen(), "the own stack offered")
             depth = len(d.view["players"][me]["stack"])
             await d.press("s")
             await d.until(lambda: len(d.view["players"][me]["stack"]) == depth + 1,
@@ -215,7 +225,7 @@ def test_lobby_then_a_whole_data_structures_turn_by_keys(tmp_path: Path) -> None
                       "the bot's turn to pass")
         # the numbered list plays any legal intent too
         await d.press("l")
-        assert "Legal moves" in d.screen()
+        await d.until(lambda: "Legal moves" in d.screen(), "the numbered list")
         n = len(d.mv.legal)
         end = next(i for i, x in enumerate(d.mv.legal, 1) if x["type"] == "end_phase")
         await d.press(*str(end), "enter")
@@ -223,12 +233,13 @@ def test_lobby_then_a_whole_data_structures_turn_by_keys(tmp_path: Path) -> None
         assert n > 0
         # the stacks overlay and the help overlay open and close
         await d.press("v")
-        assert "stack, bottom to top" in d.screen()
+        await d.until(lambda: "stack, bottom to top" in d.screen(), "the stacks overlay")
         await d.press("escape")
+        await d.until(lambda: d.model.overlay is None, "the overlay to close")
         await d.press("?")
-        assert "Keys" in d.screen() and "Ctrl-C" in d.screen()
+        await d.until(lambda: "Keys" in d.screen() and "Ctrl-C" in d.screen(), "the help")
         await d.press("x")  # any key closes the help
-        assert d.model.overlay is None
+        await d.until(lambda: d.model.overlay is None, "the help to close")
         # back to the lobby with the seat kept, and a server error in words
         await d.press("tab")
         await d.until(lambda: d.model.screen == "lobby" and d.model.matches, "the lobby")
@@ -238,10 +249,10 @@ def test_lobby_then_a_whole_data_structures_turn_by_keys(tmp_path: Path) -> None
                       or "[seat_taken]" in d.model.notice, "the server's error in words")
         assert "Traceback" not in d.screen()
         await d.press("tab")
-        assert d.model.screen == "match"
+        await d.until(lambda: d.model.screen == "match", "back in the match")
         # leave the running match: x twice resigns it
         await d.press("x")
-        assert "press x again" in d.model.notice
+        await d.until(lambda: "press x again" in d.model.notice, "the confirmation")
         await d.press("x")
         await d.until(lambda: d.model.screen == "lobby" and not d.model.views, "left the match")
 
@@ -255,8 +266,10 @@ async def flip_until(d: Driver, done: Callable[[], bool], what: str) -> None:
             return
         await d.until(lambda: d.my_move() or done(), f"my flip ({what})")
         if not done():
+            seq = d.mv.snapshot["seq"]
             await d.press("f")
-            await d.until(lambda: not d.my_move() or done(), "the flip to be taken")
+            await d.until(lambda seq=seq: d.mv.snapshot["seq"] > seq or done(),
+                          "the flip to be taken")
     raise AssertionError(f"{what}: not reached after 30 flips")
 
 
@@ -284,7 +297,7 @@ def test_war_battle_flip_auto_flip_and_reconnect(tmp_path: Path) -> None:
         # auto-flip: the server flips for us
         await d.press("a")
         await d.until(lambda: d.mv.snapshot.get("auto_flip"), "auto-flip on")
-        assert "Auto-flip: on" in d.screen()
+        await d.until(lambda: "Auto-flip: on" in d.screen(), "auto-flip on, on screen")
         done = d.view["battles"]
         await d.until(lambda: d.view.get("battles", 0) >= done + 3, "auto-flipped battles")
         await d.press("a")
@@ -327,14 +340,14 @@ def test_unreachable_server_then_watch_and_matchmaking(tmp_path: Path) -> None:
         out = d.screen()
         assert "Watching" in out and "(watching)" in out.splitlines()[-1]
         await d.press("f")
-        assert "spectators cannot flip" in d.model.notice
+        await d.until(lambda: "spectators cannot flip" in d.model.notice, "the refusal")
         await d.press("x")  # a spectator leaves at once
         await d.until(lambda: d.model.screen == "lobby" and not d.model.views, "stop watching")
         # matchmaking: queue for Data Structures; dave queues too and we are paired
         await d.press("m")
-        assert "Queue for matchmaking" in d.screen()
-        while d.model.games[d.model.queue_pick]["name"] != "datastructures":
-            await d.press("down")
+        await d.until(lambda: "Queue for matchmaking" in d.screen(), "the queue picker")
+        await d.cycle("down", lambda: d.model.games[d.model.queue_pick]["name"],
+                      "datastructures", "the game to queue for")
         await d.press("enter")
         await d.until(lambda: d.model.queued == "datastructures", "the queue")
         await d.until(lambda: d.model.queues.get("datastructures") == 1, "the queue count")
