@@ -1,0 +1,44 @@
+"""The `cardclient` command line: addresses, names, and errors in words."""
+
+from __future__ import annotations
+
+import pytest
+
+from client.tui.cli import build_parser, main, parse_address
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("localhost:7000", ("localhost", 7000)),
+    ("127.0.0.1:1", ("127.0.0.1", 1)),
+    ("[::1]:7000", ("::1", 7000)),
+])
+def test_parse_address(text: str, expected: tuple[str, int]) -> None:
+    assert parse_address(text) == expected
+
+
+@pytest.mark.parametrize("text,words", [
+    ("localhost", "expected HOST:PORT"),
+    (":7000", "expected HOST:PORT"),
+    ("host:http", "the port must be a number"),
+    ("host:0", "must be 1..65535"),
+    ("host:70000", "must be 1..65535"),
+])
+def test_bad_addresses_are_refused_in_words(text: str, words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        parse_address(text)
+
+
+def test_command_line_errors_exit_2_with_a_message(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["connect", "nohost"])
+    assert exc.value.code == 2
+    assert "expected HOST:PORT" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["connect", "h:7000", "--name", "x" * 33])
+    assert "--name must be 1..32 characters" in capsys.readouterr().err
+    assert main([]) == 2  # no command: the help
+
+
+def test_options() -> None:
+    ns = build_parser().parse_args(["connect", "h:1", "--name", "bob", "--no-color"])
+    assert (ns.address, ns.name, ns.no_color) == ("h:1", "bob", True)
