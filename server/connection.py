@@ -160,10 +160,17 @@ class ClientConnection:
             _Silent: the peer has been silent past the heartbeat bound.
         """
         while True:
-            msg = self.conn.next_message()
+            try:
+                msg = self.conn.next_message()
+            except ProtocolError:
+                self.last_heard = trio.current_time()  # a whole (bad) frame arrived
+                raise
             if msg is CLOSED:
                 return None
             if msg is not NEED_DATA:
+                # only a whole frame is a sign of life: bytes trickled into a frame
+                # that never completes do not hold the connection open (slowloris)
+                self.last_heard = trio.current_time()
                 return msg  # type: ignore[return-value]
             deadline = self.last_heard + self.config.ping_interval + self.config.ping_timeout
             with trio.move_on_at(deadline):
@@ -172,8 +179,6 @@ class ClientConnection:
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     data = b""
                 self.conn.receive_data(data)
-                if data:
-                    self.last_heard = trio.current_time()
                 continue
             raise _Silent()
 
