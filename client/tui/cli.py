@@ -2,7 +2,8 @@
 
     cardclient connect HOST:PORT [--name NAME] [--no-color]
 
-Keys: press ``?`` in the client, or see README.md ("cardclient").
+Keys: press ``?`` in the client, or see README.md ("cardclient"). Log records go to
+the file named by the ``CARDCLIENT_LOG`` environment variable (nowhere by default).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import logging
 import os
 import sys
 from functools import partial
@@ -64,6 +66,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_logging() -> None:
+    """Keep log records off the full-screen terminal: to the file named by the
+    ``CARDCLIENT_LOG`` variable, else nowhere."""
+    path = os.environ.get("CARDCLIENT_LOG")
+    handler: logging.Handler = logging.FileHandler(path) if path else logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    logging.basicConfig(level=logging.INFO if path else logging.WARNING, handlers=[handler],
+                        force=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `cardclient`; returns the exit status."""
     parser = build_parser()
@@ -79,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= len(name) <= 32:
         parser.error("--name must be 1..32 characters")
     color = not ns.no_color and not os.environ.get("NO_COLOR")
+    _quiet_logging()
     try:
         asyncio.run(run_client(host, port, name, color=color))
     except KeyboardInterrupt:

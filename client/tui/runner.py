@@ -19,6 +19,7 @@ session (``bad_token``) a fresh session is opened.
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -36,7 +37,10 @@ from client.session import (
     open_session,
 )
 from client.tui.controller import Controller
-from client.tui.model import apply_message
+from client.tui.model import Model, apply_message
+from protocol.errors import ProtocolError
+
+log = logging.getLogger(__name__)
 
 Job = Callable[[], Awaitable[None]]
 
@@ -90,7 +94,7 @@ async def network_main(controller: Controller, bridge: TrioBridge, host: str | N
     rng = random.Random(seed)
     attempt = 0
     async with trio.open_nursery() as jobs:
-        jobs.start_soon(_run_jobs, bridge, jobs)
+        jobs.start_soon(_run_jobs, bridge, jobs, model)
 
         def on_state(state: SessionState) -> None:
             model.conn.state = state.value
@@ -142,17 +146,21 @@ def _short(reason: str) -> str:
     return reason if len(reason) <= 40 else reason[:37] + "..."
 
 
-async def _run_jobs(bridge: TrioBridge, nursery: trio.Nursery) -> None:
+async def _run_jobs(bridge: TrioBridge, nursery: trio.Nursery, model: Model) -> None:
     async for job in bridge.receive:
-        nursery.start_soon(_guarded, job)
+        nursery.start_soon(_guarded, job, model)
 
 
-async def _guarded(job: Job) -> None:
-    """Run one job; a session error becomes a message, never a traceback."""
+async def _guarded(job: Job, model: Model | None = None) -> None:
+    """Run one job; a failure becomes a message on screen, never a traceback."""
     try:
         await job()
     except (ConnectionLost, SessionClosed, OSError):
         pass  # the status line already says what happened
+    except Exception as exc:  # a bug must not take the whole client down
+        log.exception("a request job failed")
+        if model is not None:
+            model.say(f"that did not work: {type(exc).__name__}: {exc}", error=True)
 
 
 async def _serve_session(controller: Controller, session: Any) -> None:
@@ -163,6 +171,9 @@ async def _serve_session(controller: Controller, session: Any) -> None:
             return await session.request(msg)
         except ServerError as exc:
             return {"type": "error", "code": exc.code, "message": exc.message, **exc.reply}
+        except ProtocolError as exc:  # our request broke a protocol limit; nothing was sent
+            return {"type": "error", "code": exc.code,
+                    "message": f"not sent: {exc.message}", "field": exc.field}
         except (ConnectionLost, SessionClosed) as exc:
             raise ConnectionError(str(exc) or "connection lost") from None
 

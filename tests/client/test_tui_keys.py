@@ -158,3 +158,15 @@ def test_queue_picker_and_unqueue_requests() -> None:
     kinds = [(m["type"], m.get("game")) for m in rec.sent if m["type"] in ("queue", "unqueue")]
     assert kinds == [("queue", "war"), ("unqueue", "war")]
     assert model.queued is None
+
+
+def test_a_failing_job_becomes_a_message_not_a_crash() -> None:
+    from client.tui.runner import _guarded
+
+    model = Model(name="alice")
+
+    async def broken() -> None:
+        raise RuntimeError("boom")
+
+    trio.run(_guarded, broken, model)
+    assert model.notice_error and "RuntimeError: boom" in model.notice
