@@ -8,6 +8,7 @@ Ctrl-C is bound here: the app runs with ``handle_sigint=False``.
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -22,6 +23,8 @@ from prompt_toolkit.styles import Style
 from client.tui.controller import Controller
 from client.tui.layout import to_fragments
 from client.tui.screen import render
+
+log = logging.getLogger(__name__)
 
 STYLE = Style.from_dict({
     "card.red": "fg:ansired bold",
@@ -93,7 +96,12 @@ def build_app(controller: Controller, *, color: bool = True, input: Any = None,
     def text() -> Any:
         size = app.output.get_size()
         model.size = (size.columns, size.rows)
-        return to_fragments(render(model, size.columns, size.rows, time.monotonic()))
+        try:
+            return to_fragments(render(model, size.columns, size.rows, time.monotonic()))
+        except Exception as exc:  # a view this client cannot read: say so, keep running
+            log.exception("drawing failed")
+            return [("class:error", f"cannot draw this screen: {type(exc).__name__}: {exc}\n"),
+                    ("", "Tab: lobby   x: leave the match   Ctrl-C: quit")]
 
     control = FormattedTextControl(text, focusable=True, show_cursor=False)
     app: Application[Any] = Application(
