@@ -363,3 +363,17 @@ def test_unreachable_server_then_watch_and_matchmaking(tmp_path: Path) -> None:
         assert "dave" in d.screen()
 
     run_scenario(tmp_path, script, fail_first=2)
+
+
+def test_a_view_that_cannot_be_drawn_is_reported_not_raised() -> None:
+    from client.tui.model import apply_message
+
+    model = Model(name="alice")
+    apply_message(model, {"type": "snapshot", "match": "m1", "game": "datastructures",
+                          "seq": 1, "seat": 0, "view": {"players": 5, "queue": 3},
+                          "legal": [], "status": "active", "events": [], "players": []})
+    with create_pipe_input() as inp:
+        app = build_app(Controller(model), input=inp, output=DummyOutput())
+        control = app.layout.container.content
+        out = "".join(text for _, text in control.text())
+    assert "cannot draw this screen" in out
