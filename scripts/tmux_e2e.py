@@ -49,8 +49,13 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+#: A tmux server of this run's own (``tmux -L``), so nothing else shares or stops it.
+SOCKET = f"cardclient-e2e-{os.getpid()}"
+
+
 def tmux(*args: str, check: bool = True) -> str:
-    done = subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=10)
+    done = subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True,
+                          timeout=10)
     if check and done.returncode != 0:
         raise Failed(f"tmux {' '.join(args)}: {done.stderr.strip()}")
     return done.stdout
@@ -281,6 +286,9 @@ def run(keep: bool) -> None:
             for pane in panes:
                 pane.close()
                 Path(tempfile.gettempdir(), f"{pane.session}.err").unlink(missing_ok=True)
+            tmux("kill-server", check=False)  # this run's own tmux server only
+        else:
+            print(f"tmux sessions kept: tmux -L {SOCKET} attach -t {panes[0].session}")
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
 

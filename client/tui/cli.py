@@ -13,6 +13,7 @@ import asyncio
 import getpass
 import logging
 import os
+import signal
 import sys
 from functools import partial
 
@@ -126,6 +127,11 @@ async def run_client(host: str | None, port: int | None, name: str, *, color: bo
     bridge = TrioBridge()
     controller = Controller(model, submit=bridge.submit)
     app = build_app(controller, color=color, input=input, output=output)
+    loop = asyncio.get_running_loop()
+    try:  # SIGTERM quits as cleanly as Ctrl-C (the terminal is restored)
+        loop.add_signal_handler(signal.SIGTERM, controller.quit)
+    except (NotImplementedError, RuntimeError, ValueError):
+        pass  # no signal support here (not the main thread, or not Unix)
     await run_with_trio_guest(app, partial(network_main, controller, bridge, host, port, name,
                                            connect=connect, backoff=backoff))
 
