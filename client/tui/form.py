@@ -59,8 +59,9 @@ def new_form(games: list[dict[str, Any]], game: str | None = None) -> CreateForm
          "request": True},
         {"name": "seat", "label": "your seat", "kind": "choice", "value": "0",
          "choices": list(SEAT_CHOICES), "doc": "seat 0 or 1", "request": True},
-        {"name": "turn_timer", "label": "turn timer (s)", "kind": "int", "value": 0,
-         "min": 0, "max": 3600, "doc": "seconds per turn, 0 = off", "request": True},
+        {"name": "turn_timer", "label": "turn timer (s)", "kind": "int", "value": None,
+         "min": 0, "max": 3600, "step": 15,
+         "doc": "seconds per turn, 0 = off; unset: the server's default", "request": True},
         {"name": "abandon", "label": "on abandon", "kind": "choice", "value": "forfeit",
          "choices": list(ABANDON_CHOICES),
          "doc": "what happens to a seat whose grace runs out", "request": True},
@@ -78,9 +79,12 @@ def _step(field: dict[str, Any], delta: int) -> None:
     elif kind == "bool":
         field["value"] = not bool(field["value"])
     elif kind == "int":
-        value = int(field.get("value") or 0)
+        if field.get("value") is None:  # unset: the first step sets the minimum
+            field["value"] = field.get("min") or 0
+            return
+        value = int(field["value"])
         span = (field.get("max") or 0) - (field.get("min") or 0)
-        step = 1 if span <= 100 else 10 if span <= 5000 else 100
+        step = field.get("step") or (1 if span <= 100 else 10 if span <= 5000 else 100)
         value += delta * step
         if field.get("min") is not None:
             value = max(value, field["min"])
@@ -146,7 +150,7 @@ def to_request(form: CreateForm) -> dict[str, Any]:
     }
     if values.get("bot") and values["bot"] != "none":
         msg["bot"] = values["bot"]
-    if values.get("turn_timer"):
+    if values.get("turn_timer") is not None:
         msg["turn_timer"] = int(values["turn_timer"])
     if values.get("abandon") and values["abandon"] != "forfeit":
         msg["abandon"] = values["abandon"]
@@ -161,6 +165,8 @@ def show_value(form: CreateForm, index: int) -> str:
     value = field.get("value")
     if field.get("kind") == "bool":
         return "on" if value else "off"
+    if field["name"] == "turn_timer" and value is None:
+        return "server default"
     if field["name"] == "turn_timer" and not value:
         return "off"
     return str(value)

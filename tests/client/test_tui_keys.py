@@ -170,3 +170,21 @@ def test_a_failing_job_becomes_a_message_not_a_crash() -> None:
 
     trio.run(_guarded, broken, model)
     assert model.notice_error and "RuntimeError: boom" in model.notice
+
+
+def test_turn_timer_field_server_default_off_and_steps() -> None:
+    games = [get_game(g).describe() for g in ("datastructures", "war")]
+    form = form_fns.new_form(games)
+    assert "turn_timer" not in form_fns.to_request(form)  # the server's default applies
+    form.focus = [f["name"] for f in form.fields].index("turn_timer")
+    assert form_fns.show_value(form, form.focus) == "server default"
+    form = form_fns.change(form, 1, games)
+    assert form_fns.show_value(form, form.focus) == "off"
+    assert form_fns.to_request(form)["turn_timer"] == 0
+    form = form_fns.change(form, 1, games)
+    assert form_fns.to_request(form)["turn_timer"] == 15
+    form_fns.type_digit(form, "9")
+    form_fns.type_digit(form, "9")
+    form_fns.type_digit(form, "9")
+    form_fns.type_digit(form, "9")
+    assert form_fns.to_request(form)["turn_timer"] == 3600  # clamped to the maximum
