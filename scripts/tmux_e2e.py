@@ -205,6 +205,11 @@ def run(keep: bool) -> None:
                 re.search("[\u2660\u2663\u2665\u2666]", bob.screen()):
             raise Failed("bob (--no-color): cards are not plain text:\n" + bob.screen())
         print("colour: ok")
+        alice.keys("c")
+        alice.wait(r"Say \(Enter sends", "the chat line")
+        alice.keys("good luck bob", "Enter")
+        bob.wait(r"<alice> good luck bob", "alice's chat message")
+        print("chat: ok")
         first, second = (alice, bob) if alice.has("YOUR TURN") else (bob, alice)
         print(f"match: ok ({first.name} starts)")
 

@@ -39,6 +39,8 @@ class Requester(Protocol):
         ...
 
 
+#: The longest chat line the protocol takes.
+CHAT_MAX = 200
 #: How many times a War flip answered ``stale`` is resent on the newest snapshot.
 STALE_RETRIES = 3
 
@@ -70,7 +72,7 @@ class Controller:
             else:
                 m.overlay = None
             return
-        if key in ("?", "f1") and m.overlay != "form":
+        if key in ("?", "f1") and m.overlay not in ("form", "chat"):
             m.overlay, m.help_page = "help", 0
             return
         if m.overlay == "form":
@@ -79,6 +81,8 @@ class Controller:
             self._queue_key(key)
         elif m.overlay == "legal":
             self._legal_key(key)
+        elif m.overlay == "chat":
+            self._chat_key(key)
         elif m.overlay == "stacks":
             if key in ("escape", "v", "enter", "q"):
                 m.overlay = None
@@ -200,6 +204,9 @@ class Controller:
             return
         if key == "x":
             self._leave(confirmed=False)
+            return
+        if key == "c":
+            m.overlay, m.chat_input = "chat", ""
             return
         if key == "l":
             if not mv.legal:
@@ -350,6 +357,22 @@ class Controller:
             self._clear_selection()
             self._send_intent(mv, legal[n - 1])
 
+    def _chat_key(self, key: str) -> None:
+        m = self.model
+        mv = m.view
+        if key == "escape" or mv is None:
+            m.overlay = None
+        elif key == "backspace":
+            m.chat_input = m.chat_input[:-1]
+        elif key == "enter":
+            line = m.chat_input.strip()
+            m.overlay, m.chat_input = None, ""
+            if line:
+                match = mv.match
+                self.submit(lambda: self.chat(match, line))
+        elif len(key) == 1 and len(m.chat_input) < CHAT_MAX:
+            m.chat_input += key
+
     def _clear_selection(self) -> None:
         self.model.selection = None
         self.model.cursor = 0
@@ -473,6 +496,10 @@ class Controller:
             self.model.queued = None
             self.model.say("left the matchmaking queue")
             await self.refresh()
+
+    async def chat(self, match: str, line: str) -> None:
+        """Say ``line`` to everyone in ``match`` (it comes back as a chat push)."""
+        await self.call({"type": "chat", "match": match, "text": line[:CHAT_MAX]})
 
     async def auto_flip(self, match: str, on: bool) -> None:
         """Turn War auto-flip on or off for the own seat."""

@@ -20,6 +20,7 @@ KEYMAP: tuple[tuple[str, str, str], ...] = (
     ("match", "Tab", "back to the lobby (you keep your seat)"),
     ("match", "x", "leave the match (press twice: resigns a running match)"),
     ("match", "l", "numbered list of every legal move; type its number, Enter"),
+    ("match", "c", "chat: type a line to the players and spectators, Enter sends"),
     ("match", "PgUp/PgDn", "scroll the log"),
     ("datastructures", "1-9", "choose hand card N as the source (then a target)"),
     ("datastructures", "h", "choose the queue head as the source"),

@@ -106,6 +106,7 @@ class Model:
     mulligan_mode: bool = False  # "m" pressed: the next digit names the card to keep
     confirm_leave: bool = False  # "x" pressed on a running seat: the next "x" resigns
     legal_input: str = ""  # digits typed in the numbered list
+    chat_input: str = ""  # the chat line being typed
     queue_pick: int = 0  # game index for matchmaking picker
     quitting: bool = False
     size: tuple[int, int] = (80, 24)  # the terminal's cells and rows at the last draw

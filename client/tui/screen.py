@@ -38,14 +38,16 @@ def hint_line(model: Model) -> Line:
         return text("up/down field  left/right change  Enter create  Esc cancel", "class:dim")
     if model.overlay == "legal":
         return text("type a move's number, Enter to play it, Esc to close", "class:dim")
+    if model.overlay == "chat":
+        return text("type your message, Enter to send, Esc to cancel", "class:dim")
     if model.screen == "lobby":
         return lobby_view.hint_line(model)
     mv = model.view
     if mv is not None and mv.game == "war":
-        return text("f flip  a auto-flip  l list  Tab lobby  x leave  ? help  Ctrl-C quit",
+        return text("f flip  a auto-flip  c chat  l list  Tab lobby  x leave  ? help  Ctrl-C quit",
                     "class:dim")
-    return text("1-9 hand  h queue  t/o stacks  then 1-3/s/q/k  e end  m mulligan  "
-                "v stacks  l list  Tab lobby  x leave  ? help", "class:dim")
+    return text("from 1-9 h t o, to 1-3 s q k  e end  m mulligan  v stacks  l list  c chat  "
+                "? help", "class:dim")
 
 
 def _log(model: Model) -> list[str]:
@@ -99,6 +101,10 @@ def overlay(model: Model, cells: int, rows: int) -> Block:
         return boxed("Keys", [*(text(x) for x in page), text(footer, "class:dim")], box_cells)
     if model.overlay == "form":
         return lobby_view.render_form(model, box_cells)
+    if model.overlay == "chat":
+        return boxed("Say (Enter sends, Esc cancels)",
+                     [text(f"> {model.chat_input[-(box_cells - 5):]}_", "class:cursor")],
+                     box_cells)
     if model.overlay == "queue":
         return lobby_view.render_queue_picker(model, box_cells)
     if model.overlay == "legal" and model.view is not None:

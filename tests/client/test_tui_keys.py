@@ -188,3 +188,12 @@ def test_turn_timer_field_server_default_off_and_steps() -> None:
     form_fns.type_digit(form, "9")
     form_fns.type_digit(form, "9")
     assert form_fns.to_request(form)["turn_timer"] == 3600  # clamped to the maximum
+
+
+def test_chat_line_is_typed_and_sent() -> None:
+    model = fresh(WAR_STATE, "war")
+    _, rec, _ = drive(model, ["c", "h", "i", "?", "x", "backspace", "enter"])
+    assert rec.sent[-1] == {"type": "chat", "match": "m1", "text": "hi?"}
+    assert model.overlay is None
+    _, rec, _ = drive(model, ["c", "a", "escape"])
+    assert rec.sent == []

@@ -426,3 +426,11 @@ def test_a_disconnected_player_is_marked_away() -> None:
     apply_message(model, {"type": "presence", "match": "m1", "seat": 1, "name": "bob",
                           "connected": True, "grace": None})
     assert "bob (away)" not in block_text(screen.render(model, 80, 24))
+
+
+def test_chat_push_goes_to_the_match_log() -> None:
+    model = Model(name="alice")
+    apply_message(model, snapshot_of(war_after(1), "war", 0))
+    apply_message(model, {"type": "chat", "match": "m1", "seat": 1, "name": "bob",
+                          "text": "good luck"})
+    assert "<bob> good luck" in block_text(screen.render(model, 80, 24))
