@@ -427,9 +427,14 @@ class Controller:
                 m.games = list(reply.get("games") or [])
         reply = await self.call({"type": "matches"})
         if reply is not None:
+            rows = m.lobby_rows()
+            chosen = rows[m.lobby_cursor].get("match") if m.lobby_cursor < len(rows) else None
             m.matches = list(reply.get("matches") or [])
             m.queues = dict(reply.get("queues") or {})
-            m.lobby_cursor = min(m.lobby_cursor, max(len(m.matches) - 1, 0))
+            ids = [row.get("match") for row in m.lobby_rows()]
+            # the cursor stays on the same match when the list changes around it
+            m.lobby_cursor = ids.index(chosen) if chosen in ids else \
+                min(m.lobby_cursor, max(len(ids) - 1, 0))
         self.invalidate()
 
     async def create(self, msg: dict[str, Any]) -> None:

@@ -70,7 +70,8 @@ def render_lobby(model: Model, cells: int, rows: int) -> Block:
     for i, summary in enumerate(table_rows[start:start + room], start):
         mark = "> " if i == cursor else "  "
         style = "class:cursor" if i == cursor else ""
-        body.append(text(mark + match_row(summary, cells - 4), style))
+        mine = "(yours) " if str(summary.get("match")) in model.views else ""
+        body.append(text(mark + mine + match_row(summary, cells - 4 - len(mine)), style))
     out.extend(boxed("Matches", body, cells))
     return out[:rows]
 

@@ -197,3 +197,21 @@ def test_chat_line_is_typed_and_sent() -> None:
     assert model.overlay is None
     _, rec, _ = drive(model, ["c", "a", "escape"])
     assert rec.sent == []
+
+
+def test_lobby_cursor_follows_its_match_when_the_list_changes() -> None:
+    model = fresh(WAR_STATE, "war")
+    model.screen = "lobby"
+    old = [{"match": "a", "game": "war", "status": "waiting", "created": 1.0, "players": []},
+           {"match": "b", "game": "war", "status": "active", "created": 2.0, "players": []}]
+    model.matches = old
+    model.lobby_cursor = 1  # on "b"
+    ctl = Controller(model)
+    newer = {"match": "c", "game": "war", "status": "waiting", "created": 3.0, "players": []}
+
+    async def listing(msg: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "ok", "matches": [*old, newer], "queues": {"war": 0}}
+
+    ctl.request = listing
+    trio.run(ctl.refresh)
+    assert model.lobby_rows()[model.lobby_cursor]["match"] == "b"
