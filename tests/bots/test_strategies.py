@@ -159,3 +159,20 @@ def test_search_samples_several_worlds() -> None:
     intent = strategy.choose("datastructures", seat, state.view(seat), legal)
     assert intent in legal
     assert strategy.last_worlds in (0, 7)  # 0 only when every legal intent is equivalent
+
+
+def test_strategies_import_without_trio_or_networking() -> None:
+    """The server imports these; they must not pull in trio, sockets or the client."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "for name in ('trio', 'socket', 'client.session', 'client.bots'):\n"
+            "    sys.modules[name] = None\n"
+            "from client.strategies import get_strategy, strategy_names\n"
+            "for n in strategy_names():\n"
+            "    get_strategy(n, seed=1)\n"
+            "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
