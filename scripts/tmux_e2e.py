@@ -115,7 +115,7 @@ class Server:
         out = self.log.open("ab")
         self.proc = subprocess.Popen(
             [str(BIN / "cardserver"), "--host", "127.0.0.1", "--port", str(self.port),
-             "--db", str(self.db), "--turn-timer", "0", "--grace", "60",
+             "--db", str(self.db), "--turn-timer", "300", "--grace", "60",
              "--auto-flip-delay", "0.1", "--bot-time-budget", "0.05"],
             stdout=out, stderr=out)
         deadline = time.monotonic() + WAIT
@@ -194,7 +194,7 @@ def run(keep: bool) -> None:
         alice.keys("Enter")
         alice.wait(r"Waiting for an opponent", "the waiting match")
         bob.keys("r")
-        bob.wait(r"> \S+\s+datastructures\s+open\s+alice vs \(open seat\)", "the open match")
+        bob.wait(r">  \S+\s+datastructures\s+open\s+alice vs \(open seat\)", "the open match")
         bob.keys("Enter")
         for pane in panes:
             pane.wait(r"Data Structures\s+turn 1/", "the board")
@@ -254,6 +254,20 @@ def run(keep: bool) -> None:
             alice.keys("f", pause=0.3)
         alice.wait(r"Last battle #\d+: \[.*\] vs \[.*\] +-> .+ takes \d+ cards", "a battle")
         alice.wait(r"deck: \d+ cards.*deck: \d+ cards", "both counts")
+        # bob leaves his finished match and watches alice's War match from the lobby
+        bob.keys("x")
+        bob.wait(r"Games: datastructures, war", "bob's lobby")
+        bob.keys("r")
+        bob.wait(r"war\s+running\s+alice vs", "the running War match")
+        for _ in range(5):
+            if bob.has(r"^.>  \S+\s+war\s+running\s+alice vs"):
+                break
+            bob.keys("Up")
+        bob.wait(r"^.>  \S+\s+war\s+running\s+alice vs", "the cursor on the War match")
+        bob.keys("Enter")
+        bob.wait(r"Watching\s+match active", "bob watching")
+        bob.wait(r"\(watching\)", "the status line saying so")
+        print("watch: ok")
         alice.keys("a")
         alice.wait(r"Auto-flip: on", "auto-flip on")
         battles = int(alice.wait(r"resolved (\d+)", "battle count").group(1))

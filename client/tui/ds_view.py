@@ -219,10 +219,10 @@ def prompt_line(mv: MatchView, selected: tuple | None, cursor_index: int,
     if mulligan_mode:
         keeps = [str(i["keep"] + 1) for i in legal if i.get("type") == "mulligan"]
         return text(f"Mulligan: which card to keep? {' '.join(keeps)}   Esc cancel", "class:turn")
-    now = choices(legal, selected)
-    cur = now[cursor_index % len(now)] if now else None
+    options = choices(legal, selected)
+    cur = options[cursor_index % len(options)] if options else None
     if selected is None:
-        keys = " ".join(_key_of(t, me) for t in now)
+        keys = " ".join(_key_of(t, me) for t in options)
         acts = []
         if sel.action(legal, "end_phase"):
             acts.append("e end phase")
@@ -235,13 +235,13 @@ def prompt_line(mv: MatchView, selected: tuple | None, cursor_index: int,
             head = f"Phase 2: a hand card for your stack [{keys}], then s"
         elif "enqueue" in kinds:
             head = f"Phase 2: enqueue a hand card [{keys}], then q; or"
-        elif now:
+        elif options:
             head = f"Your move: pick a source [{keys}]"
         else:
             head = "Your move:"
         tail = f" Enter: {_thing_words(cur, view, me)}" if cur else ""
         return text(f"{head}  {'  '.join(acts)}  l list{'  ' if tail else ''}{tail}", "class:turn")
-    keys = " ".join(_key_of(t, me) for t in now)
+    keys = " ".join(_key_of(t, me) for t in options)
     return text(f"{_thing_words(selected, view, me)} -> target [{keys}]"
                 f"  Enter: {_thing_words(cur, view, me) if cur else '-'}  Esc cancel",
                 "class:turn")
@@ -298,8 +298,8 @@ def render_ds(mv: MatchView, cells: int, rows: int, *, color: bool = True,
     me = snap.get("seat")
     names = player_names(snap)
     legal = mv.legal
-    now = choices(legal, selected)
-    cursor = now[cursor_index % len(now)] if now and not mulligan_mode else None
+    options = choices(legal, selected)
+    cursor = options[cursor_index % len(options)] if options and not mulligan_mode else None
     bottom = me if isinstance(me, int) else 0
     top = 1 - bottom
     board_cells = max(80, min(100, cells - 50)) if cells >= 110 else cells

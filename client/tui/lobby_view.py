@@ -14,7 +14,7 @@ def _players(summary: dict[str, Any]) -> str:
     for p in summary.get("players") or []:
         if p.get("name"):
             name = str(p["name"])
-            if p.get("bot"):
+            if p.get("bot") and "bot" not in name:
                 name += f" (bot {p['bot']})"
             if not p.get("connected", True):
                 name += " (away)"
@@ -60,7 +60,7 @@ def render_lobby(model: Model, cells: int, rows: int) -> Block:
     else:
         out.append(text(""))
     table_rows = model.lobby_rows()
-    header = f"  {'match':<10} {'game':<14} {'status':<8} players"
+    header = f"   {'match':<10} {'game':<14} {'status':<8} players   (* yours)"
     body: Block = [text(header, "class:dim")]
     if not table_rows:
         body.append(text("  (no matches yet: press c to create one, m to queue)"))
@@ -68,10 +68,10 @@ def render_lobby(model: Model, cells: int, rows: int) -> Block:
     room = max(rows - len(out) - 4, 1)
     start = max(0, min(cursor - room // 2, len(table_rows) - room))
     for i, summary in enumerate(table_rows[start:start + room], start):
-        mark = "> " if i == cursor else "  "
+        mark = ">" if i == cursor else " "
+        mark += "*" if str(summary.get("match")) in model.views else " "
         style = "class:cursor" if i == cursor else ""
-        mine = "(yours) " if str(summary.get("match")) in model.views else ""
-        body.append(text(mark + mine + match_row(summary, cells - 4 - len(mine)), style))
+        body.append(text(f"{mark} {match_row(summary, cells - 5)}", style))
     out.extend(boxed("Matches", body, cells))
     return out[:rows]
 

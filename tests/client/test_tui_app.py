@@ -90,9 +90,11 @@ def run_scenario(tmp_path: Path, script: Callable[[Driver], Awaitable[None]],
 
     ``fail_first``: the client's first N connection attempts fail (server unreachable).
     """
-    cfg = ServerConfig(host="127.0.0.1", port=0, db=tmp_path / "tui.db", turn_timer=0,
-                       grace=30.0, shutdown_timeout=0.2, bot_time_budget=0.01,
-                       auto_flip_delay=0.0, **config)
+    settings: dict[str, Any] = dict(host="127.0.0.1", port=0, db=tmp_path / "tui.db",
+                                    turn_timer=0, grace=30.0, shutdown_timeout=0.2,
+                                    bot_time_budget=0.01, auto_flip_delay=0.0)
+    settings.update(config)
+    cfg = ServerConfig(**settings)
     model = Model(name="alice", color=True)
     said: list[str] = []
     plain_say = model.say
@@ -230,6 +232,7 @@ def test_lobby_then_a_whole_data_structures_turn_by_keys(tmp_path: Path) -> None
         end = next(i for i, x in enumerate(d.mv.legal, 1) if x["type"] == "end_phase")
         await d.press(*str(end), "enter")
         await d.until(lambda: d.view.get("phase") == "discard", "end_phase from the list")
+        assert re.search(r"timer \d+s", d.screen())  # the turn timer runs (turn_timer=120)
         assert n > 0
         # the stacks overlay and the help overlay open and close
         await d.press("v")
@@ -256,7 +259,7 @@ def test_lobby_then_a_whole_data_structures_turn_by_keys(tmp_path: Path) -> None
         await d.press("x")
         await d.until(lambda: d.model.screen == "lobby" and not d.model.views, "left the match")
 
-    run_scenario(tmp_path, script)
+    run_scenario(tmp_path, script, turn_timer=120)
 
 
 async def flip_until(d: Driver, done: Callable[[], bool], what: str) -> None:
@@ -333,7 +336,7 @@ def test_unreachable_server_then_watch_and_matchmaking(tmp_path: Path) -> None:
         await d.press("r")
         await d.until(lambda: any(m.get("status") == "active" for m in d.model.matches),
                       "the running match in the lobby")
-        assert re.search(r"> \S+\s+war\s+running\s+carol", d.screen())
+        assert re.search(r">  \S+\s+war\s+running\s+carol", d.screen())
         await d.press("enter")  # a running match opens as a spectator
         await d.until(lambda: d.mv is not None and d.mv.snapshot is not None, "the match")
         assert d.mv.seat is None

@@ -434,3 +434,14 @@ def test_chat_push_goes_to_the_match_log() -> None:
     apply_message(model, {"type": "chat", "match": "m1", "seat": 1, "name": "bob",
                           "text": "good luck"})
     assert "<bob> good luck" in block_text(screen.render(model, 80, 24))
+
+
+@pytest.mark.parametrize("seat", [0, 1, None])
+def test_ds_turn_timer_counts_down_for_players_and_spectators(seat: int | None) -> None:
+    state, _ = play_ds_until(lambda s: s.view(0)["turn"] >= 3)
+    model = Model(name="alice")
+    snap = snapshot_of(state, "datastructures", seat)
+    snap["deadline"] = 90.0
+    apply_message(model, snap, now=10.0)
+    assert "timer 80s" in block_text(screen.render(model, 80, 24, now=20.0))
+    assert "timer 80s" in block_text(screen.render(model, 130, 40, now=20.0))

@@ -20,6 +20,6 @@ def test_two_clients_play_in_tmux() -> None:
     if done.returncode == 77:
         pytest.skip("tmux_e2e: tmux not usable here")
     assert done.returncode == 0, done.stdout + done.stderr
-    for step in ("lobby: ok", "match: ok", "colour: ok", "chat: ok", "turns: ok", "reconnect: ok", "war: ok",
-                 "resize: ok", "quit: ok"):
+    for step in ("lobby: ok", "colour: ok", "chat: ok", "match: ok", "turns: ok",
+                 "reconnect: ok", "watch: ok", "war: ok", "resize: ok", "quit: ok"):
         assert step in done.stdout, done.stdout
