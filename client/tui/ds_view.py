@@ -130,7 +130,8 @@ def queue_line(view: dict[str, Any], legal: Sequence[dict[str, Any]], selected: 
     """The queue, head first, with the head marked (key ``h``) and the tail (key ``q``)."""
     queue = list(view.get("queue") or [])
     head_style = _mark(("queue",), legal, selected, cursor) if mine else ""
-    line: Line = [("", "queue "), _keyed("h", head_style), ("class:dim", " head> ")]
+    line: Line = [("", "queue "), _keyed("h", head_style)] if mine else [("", "queue")]
+    line.append(("class:dim", " head> "))
     if queue:
         line.append(card_glyph(queue[0], color=color, extra="class:head"))
         line.extend(card_glyph(c, color=color) for c in queue[1:])

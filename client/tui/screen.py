@@ -43,6 +43,9 @@ def hint_line(model: Model) -> Line:
     if model.screen == "lobby":
         return lobby_view.hint_line(model)
     mv = model.view
+    if mv is not None and mv.seat is None:
+        return text("Tab lobby  x stop watching  v stacks  c chat  PgUp/PgDn log  ? help  "
+                    "Ctrl-C quit", "class:dim")
     if mv is not None and mv.game == "war":
         return text("f flip  a auto-flip  c chat  l list  Tab lobby  x leave  ? help  Ctrl-C quit",
                     "class:dim")
