@@ -311,7 +311,9 @@ def render_ds(mv: MatchView, cells: int, rows: int, *, color: bool = True,
                                away(snap, top)))
     board.append(queue_line(view, legal, selected, cursor, color, isinstance(me, int)))
     mull = view.get("last_mulligan")
-    if mull and mull.get("turn") == view.get("turn") and mull.get("seat") != me:
+    recent = isinstance(mull, dict) and isinstance(mull.get("turn"), int) \
+        and isinstance(view.get("turn"), int) and mull["turn"] >= view["turn"] - 1
+    if recent and mull.get("seat") != me:  # shown through the next turn too
         board.append(text(f"{names.get(mull.get('seat'), 'opponent')} mulliganed: showed "
                           f"{' '.join(mull.get('hand') or [])}, kept {mull.get('keep')}",
                           "class:notice"))

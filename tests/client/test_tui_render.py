@@ -445,3 +445,19 @@ def test_ds_turn_timer_counts_down_for_players_and_spectators(seat: int | None) 
     apply_message(model, snap, now=10.0)
     assert "timer 80s" in block_text(screen.render(model, 80, 24, now=20.0))
     assert "timer 80s" in block_text(screen.render(model, 130, 40, now=20.0))
+
+
+def test_a_mulligan_is_revealed_to_the_opponent() -> None:
+    state, _ = play_ds_until(lambda s: any(i["type"] == "mulligan" for i in s.legal(to_move(s))),
+                             seed=11)
+    seat = to_move(state)
+    hand = state.view(seat)["hand"]
+    events = state.apply(seat, {"type": "mulligan", "keep": 0})
+    other = 1 - seat
+    model = Model(name="x")
+    apply_message(model, snapshot_of(state, "datastructures", other,
+                                     events=state.project_events(events, other)))
+    out = block_text(screen.render(model, 100, 40))
+    name = PLAYERS[seat]["name"]
+    assert f"{name} mulliganed: showed {' '.join(hand)}, kept {hand[0]}" in out
+    assert f"{name} mulligans: showed {' '.join(hand)}, kept {hand[0]}" in out
