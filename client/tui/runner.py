@@ -108,6 +108,7 @@ async def network_main(controller: Controller, bridge: TrioBridge, host: str | N
             controller.invalidate()
 
         attempt_box = [0]
+        sessions = 0
         while True:
             model.conn.state = "connecting"
             controller.invalidate()
@@ -121,6 +122,9 @@ async def network_main(controller: Controller, bridge: TrioBridge, host: str | N
                     model.conn.state, model.conn.detail = "connected", ""
                     welcome = session.welcome or {}
                     model.name = str(welcome.get("name") or name)
+                    if sessions and model.views:
+                        forget_matches(model)
+                    sessions += 1
                     await _serve_session(controller, session)
                     reason = session.close_reason or "closed"
             except ServerError as exc:
@@ -140,6 +144,18 @@ async def network_main(controller: Controller, bridge: TrioBridge, host: str | N
             model.say(f"cannot reach the server ({_short(reason)}); trying again", error=True)
             controller.invalidate()
             await trio.sleep(delay)
+
+
+def forget_matches(model: Model) -> None:
+    """A fresh session replaced one the server forgot (``bad_token``): its seats are gone,
+    so drop their screens and go back to the lobby, saying why."""
+    model.left.update(model.views)
+    model.views.clear()
+    model.current, model.screen = None, "lobby"
+    model.selection, model.overlay = None, None
+    model.queued = None
+    model.say("the server no longer knew this session (restarted without its store?): "
+              "your seats were lost; back in the lobby", error=True)
 
 
 def _short(reason: str) -> str:

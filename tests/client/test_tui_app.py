@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +111,7 @@ def run_scenario(tmp_path: Path, script: Callable[[Driver], Awaitable[None]],
     failure: list[BaseException] = []
     attempts: list[str] = []
     ports: list[int] = []
+    restarts: list[Callable[[Path], Awaitable[None]]] = []
 
     async def main() -> None:
         with create_pipe_input() as inp:
@@ -117,16 +119,25 @@ def run_scenario(tmp_path: Path, script: Callable[[Driver], Awaitable[None]],
 
             async def trio_side() -> None:
                 async with trio.open_nursery() as nursery:
-                    server = await nursery.start(serve, cfg)
+                    servers = [await nursery.start(serve, cfg)]
+                    ports.append(servers[0].port)
 
-                    ports.append(server.port)
+                    async def restart(db: Path) -> None:
+                        """Stop the server; start another on a new port with store ``db``."""
+                        servers[-1].shutdown()
+                        await servers[-1].stopped.wait()
+                        again = replace(cfg, db=db)
+                        servers.append(await nursery.start(serve, again))
+                        ports.append(servers[-1].port)
+
+                    restarts.append(restart)
 
                     async def connect() -> trio.SocketStream:
                         if len(attempts) < fail_first:
                             attempts.append("refused")
                             raise ConnectionRefusedError("connection refused (test)")
                         attempts.append("ok")
-                        stream = await trio.open_tcp_stream("127.0.0.1", server.port)
+                        stream = await trio.open_tcp_stream("127.0.0.1", ports[-1])
                         streams.append(stream)
                         return stream
 
@@ -137,6 +148,7 @@ def run_scenario(tmp_path: Path, script: Callable[[Driver], Awaitable[None]],
             async def drive() -> None:
                 driver = Driver(inp, model, app, bridge, streams)
                 driver.attempts, driver.ports, driver.said = attempts, ports, said
+                driver.restart = lambda db: bridge.submit(lambda: restarts[0](db))
                 try:
                     await driver.until(lambda: app.is_running, "the app to start")
                     await driver.until(lambda: model.conn.state == "connected" and model.games,
@@ -380,3 +392,29 @@ def test_a_view_that_cannot_be_drawn_is_reported_not_raised() -> None:
         control = app.layout.container.content
         out = "".join(text for _, text in control.text())
     assert "cannot draw this screen" in out
+
+
+def test_server_restart_resumes_or_drops_back_to_the_lobby(tmp_path: Path) -> None:
+    async def script(d: Driver) -> None:
+        await create_vs_bot(d, "war")
+        await flip_until(d, lambda: d.view.get("battles", 0) >= 1, "a battle")
+        battles = d.view["battles"]
+        match = d.mv.match
+        # the same store: the session resumes and the match goes on where it was
+        d.restart(tmp_path / "tui.db")
+        await d.until(lambda: len(d.ports) == 2, "the restarted server")
+        await d.until(lambda: d.model.conn.state == "connected" and "reconnected" in d.model.notice,
+                      "the resumed session")
+        assert "connection lost: reconnecting by itself..." in d.said
+        assert d.mv.match == match and d.view["battles"] >= battles
+        await flip_until(d, lambda: d.view.get("battles", 0) > battles, "a battle after resume")
+        # a fresh store: the token is unknown, a new session starts in the lobby
+        d.restart(tmp_path / "fresh.db")
+        await d.until(lambda: len(d.ports) == 3, "the fresh server")
+        await d.until(lambda: d.model.screen == "lobby" and not d.model.views
+                      and d.model.conn.state == "connected", "a new session in the lobby")
+        assert any("no longer knew this session" in x for x in d.said), d.said
+        await d.press("r")
+        await d.until(lambda: d.model.matches == [], "the fresh server's empty lobby")
+
+    run_scenario(tmp_path, script)
