@@ -217,6 +217,9 @@ def _apply_snapshot(model: Model, msg: dict[str, Any], now: float | None = None)
         model.current = match
         model.screen = "match"
         model.selection = None
+    elif first and model.current != match:
+        model.say(f"{msg.get('game')} match {match} has a seat for you: "
+                  "Tab to the lobby, then Enter on it")
     if model.current == match:
         model.selection = None if msg.get("seq") != (old or {}).get("seq") else model.selection
         mv.pending = False
