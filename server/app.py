@@ -156,7 +156,7 @@ async def serve(config: ServerConfig, *, signals: bool = False,
         StoreError: the store cannot be opened.
         OSError: the address cannot be bound.
     """
-    store = Store(config.db)
+    store = Store(config.db, exclusive=True)
     log.info("store %s", config.db)
     server = Server(config, store)
     try:

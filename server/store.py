@@ -134,6 +134,23 @@ class SessionRecord:
     last_seen: float
 
 
+def _lock_file(path: Path) -> Any:
+    """Open ``path`` and take an exclusive, non-blocking lock on it.
+
+    Raises:
+        StoreError: another process holds the lock.
+    """
+    import fcntl
+
+    handle = open(path, "a")  # noqa: SIM115 - held open for the store's lifetime
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise StoreError(f"{path} is locked: another cardserver uses this store") from None
+    return handle
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
@@ -145,11 +162,22 @@ class Store:
         StoreError: the database refused the operation.
     """
 
-    def __init__(self, path: Path | str) -> None:
-        """Open (creating if needed) the store at ``path``; ``":memory:"`` for tests."""
+    def __init__(self, path: Path | str, exclusive: bool = False) -> None:
+        """Open (creating if needed) the store at ``path``; ``":memory:"`` for tests.
+
+        Args:
+            exclusive: hold an exclusive lock (``PATH.lock``) while open, so that two
+                servers never share one store (the OS drops it if the process dies).
+
+        Raises:
+            StoreError: the file cannot be opened, or (exclusive) another server holds it.
+        """
+        self._lock: Any = None
         try:
             if str(path) != ":memory:":
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
+                if exclusive:
+                    self._lock = _lock_file(Path(str(path) + ".lock"))
             self._db = sqlite3.connect(str(path), check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -157,12 +185,17 @@ class Store:
             self._db.executescript(SCHEMA)
             self._db.commit()
         except (sqlite3.Error, OSError) as exc:
+            if self._lock is not None:
+                self._lock.close()
             raise StoreError(f"cannot open store {path}: {exc}") from exc
         self.path = path
 
     def close(self) -> None:
-        """Close the file (idempotent)."""
+        """Close the file and release the lock (idempotent)."""
         self._db.close()
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
 
     def _write(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
         """Run ``statements`` in one transaction; all or nothing."""

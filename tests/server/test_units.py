@@ -114,3 +114,13 @@ def test_help_lists_every_limit() -> None:
                    "--grace", "--turn-timer", "--timeout-forfeit", "--auto-flip-delay",
                    "--db", "--host", "--port", "--log-level"):
         assert option in done.stdout, option
+
+
+def test_one_server_per_store(tmp_path: Path) -> None:
+    first = Store(tmp_path / "x.db", exclusive=True)
+    with pytest.raises(StoreError, match="another cardserver"):
+        Store(tmp_path / "x.db", exclusive=True)
+    reader = Store(tmp_path / "x.db")  # `cardserver replay` reads without the lock
+    reader.close()
+    first.close()
+    Store(tmp_path / "x.db", exclusive=True).close()
