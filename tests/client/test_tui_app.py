@@ -119,15 +119,27 @@ def run_scenario(tmp_path: Path, script: Callable[[Driver], Awaitable[None]],
 
             async def trio_side() -> None:
                 async with trio.open_nursery() as nursery:
-                    servers = [await nursery.start(serve, cfg)]
+                    ended: list[trio.Event] = []
+
+                    async def serve_until_closed(config: ServerConfig,
+                                                 task_status: Any = trio.TASK_STATUS_IGNORED
+                                                 ) -> None:
+                        ended.append(trio.Event())
+                        done = ended[-1]
+                        try:
+                            await serve(config, task_status=task_status)
+                        finally:
+                            done.set()  # the store is closed (and unlocked) by now
+
+                    servers = [await nursery.start(serve_until_closed, cfg)]
                     ports.append(servers[0].port)
 
                     async def restart(db: Path) -> None:
                         """Stop the server; start another on a new port with store ``db``."""
                         servers[-1].shutdown()
-                        await servers[-1].stopped.wait()
+                        await ended[-1].wait()
                         again = replace(cfg, db=db)
-                        servers.append(await nursery.start(serve, again))
+                        servers.append(await nursery.start(serve_until_closed, again))
                         ports.append(servers[-1].port)
 
                     restarts.append(restart)
