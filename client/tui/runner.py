@@ -96,18 +96,21 @@ async def network_main(controller: Controller, bridge: TrioBridge, host: str | N
     async with trio.open_nursery() as jobs:
         jobs.start_soon(_run_jobs, bridge, jobs, model)
 
+        lost = [False]  # the session is resuming after a drop
+
         def on_state(state: SessionState) -> None:
             model.conn.state = state.value
-            model.conn.detail = "" if state is SessionState.CONNECTED else model.conn.detail
             if state is SessionState.RECONNECTING:
+                lost[0] = True
                 model.conn.detail = "connection lost, resuming"
                 model.say("connection lost: reconnecting by itself...", error=True)
-            elif state is SessionState.CONNECTED and attempt_box[0]:
-                model.say("reconnected; the game goes on")
-            attempt_box[0] += 1
+            elif state is SessionState.CONNECTED:
+                model.conn.detail = ""
+                if lost[0]:
+                    lost[0] = False
+                    model.say("reconnected; the game goes on")
             controller.invalidate()
 
-        attempt_box = [0]
         sessions = 0
         while True:
             model.conn.state = "connecting"
