@@ -169,3 +169,51 @@ def test_startup_failures_are_one_clear_line(tmp_path: Path) -> None:
                           cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert done.returncode == 1 and "cannot open store" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+async def test_sigkill_mid_game_loses_no_acknowledged_intent(tmp_path: Path) -> None:
+    db, log, port = tmp_path / "flurry.db", tmp_path / "server.log", _free_port()
+    proc = await _start(db, port, log)
+    try:
+        alice = await _client(port, "alice")
+        # Data Structures lasts hundreds of intents (War may end by all_cards too soon)
+        mid = (await alice.expect_ok("create", game="datastructures", bot="random",
+                                     options={"cap": 500}))["match"]
+        acked = 0
+        snap = await alice.snapshot(mid, lambda s: s["status"] == "active")
+
+        going = trio.Event()
+
+        async def kill_soon() -> None:
+            await going.wait()  # well into the game, long before its end
+            proc.send_signal(signal.SIGKILL)  # no warning, intents in flight
+
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(kill_soon)
+                with trio.fail_after(10):
+                    while True:  # flat out until the connection dies
+                        if snap["legal"]:
+                            reply = await alice.request("intent", match=mid, seq=snap["seq"],
+                                                        intent=snap["legal"][0])
+                            if reply["type"] == "ok":
+                                acked = max(acked, reply["seq"])
+                                if acked >= 40:
+                                    going.set()
+                        snap = await alice.snapshot(mid, lambda s, n=snap["seq"]: s["seq"] > n)
+        except* (Closed, trio.BrokenResourceError):
+            pass
+        proc.wait(10)
+        await alice.aclose()
+        assert acked > 10
+        proc = await _start(db, port, log)
+        again = await _client(port, "alice", alice.welcome["token"])
+        after = await again.snapshot(mid)
+        assert after["seq"] >= acked and after["status"] == "active"
+        await again.expect_ok("resign", match=mid)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
