@@ -48,7 +48,7 @@ from typing import Any
 
 import trio
 
-from client.session import ConnectionLost, ServerError, Session, open_session
+from client.session import ConnectionLost, ServerError, Session, SessionState, open_session
 from protocol.version import __version__
 
 log = logging.getLogger(__name__)
@@ -417,6 +417,8 @@ async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
     if matches < 1:
         raise ValueError("matches must be at least 1")
     opts: dict[str, Any] = {"reconnect": True, "client": f"cardbot/{__version__}"}
+    if on_event is not None:
+        opts["on_state"] = _state_reporter(on_event)
     opts.update(session_options or {})
     summary = Summary() if summary is None else summary
     async with open_session(host, port, name=name, **opts) as session:
@@ -430,6 +432,22 @@ async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
                 assert match is not None
                 summary.results.append(await runner.join_match(match, seat))
     return summary
+
+
+def _state_reporter(on_event: Callable[[str], None]) -> Callable[[SessionState], None]:
+    """An ``on_state`` callback that reports drops and successful reconnections."""
+    dropped = False
+
+    def report(state: SessionState) -> None:
+        nonlocal dropped
+        if state is SessionState.RECONNECTING:
+            dropped = True
+            on_event("connection lost: reconnecting with the resume token")
+        elif state is SessionState.CONNECTED and dropped:
+            dropped = False
+            on_event("reconnected")
+
+    return report
 
 
 def run_bot(bot: Any, address: str = "127.0.0.1:7000", *, game: str,

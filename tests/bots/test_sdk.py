@@ -114,6 +114,7 @@ async def test_bot_reconnects_with_its_token_and_finishes(start_server) -> None:
         return stream
 
     moves = 0
+    events: list[str] = []
 
     def counting(view, legal):
         nonlocal moves
@@ -131,10 +132,12 @@ async def test_bot_reconnects_with_its_token_and_finishes(start_server) -> None:
             nursery.start_soon(cut_twice)
             summary = await play(counting, "127.0.0.1", server.port, game="datastructures",
                                  mode="create", server_bot="random", options={"cap": 40},
-                                 session_options={"connect": connect})
+                                 session_options={"connect": connect}, on_event=events.append)
             nursery.cancel_scope.cancel()
     [result] = summary.results
     assert result.reconnects == 2 and len(streams) == 3
+    assert events.count("reconnected") == 2
+    assert events[-1].startswith(f"match {result.match} over")
     assert result.reason in ("three_arrays", "cap", "stuck")
 
 
