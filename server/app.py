@@ -41,7 +41,7 @@ class Server:
         self.port: int | None = None
         self.addresses: list[str] = []
         self._stopping = trio.Event()
-        #: set once :meth:`run` has finished shutting down
+        #: set once :meth:`run` has finished shutting down and the store is closed
         self.stopped = trio.Event()
 
     def shutdown(self) -> None:
@@ -77,6 +77,7 @@ class Server:
                 listeners = await self.listen()
             await self._run(listeners, task_status)
         finally:
+            self.store.close()  # before `stopped`: a restart may open the store at once
             self.stopped.set()
 
     async def _run(self, listeners: list[trio.SocketListener], task_status: Any) -> None:

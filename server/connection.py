@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("cardserver.connection")
 
 READ_SIZE = 65536
+#: Most queued messages the writer joins into one send.
+WRITE_BATCH = 64
 
 
 class ClientConnection:
@@ -295,7 +297,7 @@ class ClientConnection:
                         break
                     self._room.set()
                 if msg is not None and not self._drop_backlog:
-                    await self._write(msg)
+                    await self._write_batch(msg)
                 if trio.current_time() >= next_ping and self.final is None:
                     self._ping_id += 1
                     await self._write({"type": "ping", "id": self._ping_id})
@@ -305,21 +307,43 @@ class ClientConnection:
         finally:
             self._writer_done.set()
 
+    async def _write_batch(self, first: dict[str, Any]) -> None:
+        """Write ``first`` and whatever else is queued already (up to ``WRITE_BATCH``
+        messages) with one ``send_all``: one syscall and one wake-up instead of one per
+        message (an accepted intent queues an ``ok`` and a snapshot together)."""
+        chunks = [self._encode(first)]
+        for _ in range(WRITE_BATCH - 1):
+            try:
+                msg = self._out_recv.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel):
+                break
+            chunks.append(self._encode(msg))
+        self._room.set()
+        await self._send(b"".join(chunk for chunk in chunks if chunk is not None))
+
     async def _write(self, msg: dict[str, Any]) -> None:
+        data = self._encode(msg)
+        if data is not None:
+            await self._send(data)
+
+    def _encode(self, msg: dict[str, Any]) -> bytes | None:
+        """The frame for ``msg``; None when nothing can be sent (logged)."""
         try:
-            data = self.conn.send(msg)
+            return self.conn.send(msg)
         except LocalProtocolError as exc:
             if self.conn.state in (ConnState.CLOSED, ConnState.MUST_CLOSE):
-                return  # the peer has gone, or the final message is out: nothing more to say
+                return None  # the peer has gone, or the final message is out: nothing to say
             log.error("not sending an invalid %s message: %s", msg.get("type"), exc)
             if msg.get("type") != "ok" or "id" not in msg:
-                return
+                return None
             try:
-                data = self.conn.send(ProtocolError(
+                return self.conn.send(ProtocolError(
                     "internal_error", "the reply could not be encoded").to_message(msg["id"]))
             except LocalProtocolError:
-                return
-        if self._broken:
+                return None
+
+    async def _send(self, data: bytes) -> None:
+        if self._broken or not data:
             return
         try:
             await self.stream.send_all(data)
