@@ -147,7 +147,7 @@ def play_turn(me: Pane, other: Pane) -> None:
     if me.has(r"pick a source \["):
         me.keys("Enter", "Enter")  # the first selectable source, then its first target
         me.wait(r"you took \S+ from .* onto array \d", "my play in the log")
-    if me.has(r"m mulligan") and not me.has(r"pick a source \["):
+    if me.has(r"^Your move:.*  m mulligan"):  # the prompt line, not the key hints
         me.keys("m")
         me.wait(r"which card to keep", "the mulligan prompt")
         me.keys("1")
