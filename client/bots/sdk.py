@@ -244,6 +244,7 @@ class BotRunner:
         known = set(self.latest)
         await self._request_until_sent({"type": "queue", "game": self.game,
                                         "options": self.options})
+        self.on_event(f"queued for {self.game}: waiting for an opponent")
         reconnects = self.session.reconnects
         while True:
             self._drain()
@@ -260,12 +261,13 @@ class BotRunner:
                 try:
                     await self.session.request({"type": "queue", "game": self.game,
                                                 "options": self.options})
+                    self.on_event(f"queued for {self.game} again after reconnecting")
                 except ServerError as exc:
                     if exc.code != "already_seated":
                         raise
                 except ConnectionLost:
                     pass
-            with trio.move_on_after(1.0):
+            with trio.move_on_after(0.25):
                 await self._next_push()
 
     async def create_match(self, server_bot: str | None = None, seat: int | None = None,

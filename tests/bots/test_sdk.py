@@ -154,3 +154,43 @@ def test_parse_address() -> None:
     assert parse_address("[::1]:9") == ("::1", 9)
     with pytest.raises(ValueError):
         parse_address("host:http")
+
+
+async def test_a_drop_while_queued_queues_again(start_server) -> None:
+    """The server forgets a queued session that disconnects; the SDK queues again."""
+    server = await start_server()
+    streams: list[trio.SocketStream] = []
+    tcp = tcp_connector("127.0.0.1", server.port)
+
+    async def connect() -> trio.abc.Stream:
+        stream = await tcp()
+        streams.append(stream)
+        return stream
+
+    out: dict[str, Summary] = {}
+    events: list[str] = []
+
+    async def waiter() -> None:
+        out["waiter"] = await play(lambda view, legal: legal[0], "127.0.0.1", server.port,
+                                   game="war", name="waiter", options={"cap": 50},
+                                   session_options={"connect": connect},
+                                   on_event=events.append)
+
+    async def late() -> None:
+        out["late"] = await play(lambda view, legal: legal[-1], "127.0.0.1", server.port,
+                                 game="war", name="late", options={"cap": 50})
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(waiter)
+            while not events:
+                await trio.sleep(0.01)                     # the queue request was answered
+            assert events == ["queued for war: waiting for an opponent"]
+            await streams[-1].aclose()                     # drop while waiting in the queue
+            while server.lobby.queues.get("war"):
+                await trio.sleep(0.01)                     # the server unqueued it
+            while len(streams) < 2 or not server.lobby.queues.get("war"):
+                await trio.sleep(0.01)                     # reconnected and queued again
+            nursery.start_soon(late)
+    assert out["waiter"].results[0].match == out["late"].results[0].match
+    assert "queued for war again after reconnecting" in events
