@@ -190,8 +190,11 @@ def _play_value(board: Board, intent: Intent) -> int:
     return top
 
 
-def score_play(board: Board, intent: Intent) -> float:
-    """The phase-1 score of a ``play`` intent (higher is better; see the module doc)."""
+def score_play(board: Board, intent: Intent, available: list[int] | None = None) -> float:
+    """The phase-1 score of a ``play`` intent (higher is better; see the module doc).
+
+    ``available`` is :func:`_available` of ``board`` when the caller has it already.
+    """
     me = board.seat
     a = intent["array"]
     value = _play_value(board, intent)
@@ -200,7 +203,7 @@ def score_play(board: Board, intent: Intent) -> float:
     src = intent["src"]
     if need == EMPTY:
         # Start an array: with a card no other array wants, beginning a long run.
-        pool = _available(board)
+        pool = list(_available(board) if available is None else available)
         pool.remove(value)
         others = [distance(value, n) for n in board.need[me] if n >= 0]
         wanted = max((1.0 / (1 + d) for d in others), default=0.0)
@@ -236,7 +239,8 @@ def choose_on_board(board: Board, legal: Sequence[Intent], rng: random.Random) -
     if kind in ("play", "mulligan", "end_phase"):
         plays = [i for i in legal if i["type"] == "play"]
         if plays:
-            return _best(plays, [score_play(board, i) for i in plays], rng)
+            available = _available(board)
+            return _best(plays, [score_play(board, i, available) for i in plays], rng)
         mulligans = [i for i in legal if i["type"] == "mulligan"]
         if mulligans:
             # The kept card is the one to stack: keep the cheapest to give up.
