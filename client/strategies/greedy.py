@@ -27,11 +27,11 @@ Phase 1 (play)
 
 Phase 2 (discard)
     *Stack*: the hand card with the lowest cost, where cost = how much it wants
-    the card (``keep``) + how much the opponent wants it on top of a stack
-    (``help``). ``keep(v) = max over own open arrays of 1 / (1 + d)`` with ``d``
-    the number of cards the array still needs before ``v`` fits (0 for an ace),
-    ``help(v)`` = 1 if an opponent array needs ``v`` next, 0.3 if it needs
-    ``v - 1``.
+    the card (``keep``) + 1.5 x how much the opponent wants it on top of a
+    stack (``help``). ``keep(v) = max over own open arrays of 1 / (1 + d)``
+    with ``d`` the number of cards the array still needs before ``v`` fits
+    (0.5 for an empty array, 0 for an ace); ``help(v)`` = 1 if an opponent
+    array needs ``v`` next, 0.3 if it needs ``v - 1``, else 0.
     *Enqueue* (cycling cards: the hand refills from the deck in phase 3): each
     card it barely wants (``keep < 0.4``, e.g. aces and cards 2+ values away
     from every array) and that the opponent does not need next, lowest cost
