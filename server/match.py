@@ -848,6 +848,10 @@ class BotDriver:
                     continue
                 intent = await trio.to_thread.run_sync(
                     self._choose, view, legal, limiter=self.limiter, abandon_on_cancel=True)
+                if all(seat.bot is not None for seat in self.match.seats):
+                    # nobody human is left (both seats abandoned to bots): play on at a
+                    # walking pace instead of burning the server's CPU
+                    await trio.sleep(self.match.ctx.config.auto_flip_delay)
                 try:
                     await self.match.submit(PlayIntent(None, None, seq=seq, intent=intent,
                                                        bot_seat=self.seat))

@@ -145,3 +145,20 @@ async def test_shutdown_during_handshake(start_server, connect) -> None:
                    "message": "the server is shutting down"}
     with trio.fail_after(3):
         await server.stopped.wait()
+
+
+async def test_bots_alone_play_at_a_walking_pace(start_server, connect) -> None:
+    server = await start_server(grace=0.1, auto_flip_delay=0.05, abandon_bot="random")
+    alice, bob, mid = await _war_pair(server, connect, abandon="bot")
+    await alice.aclose()
+    await bob.aclose()
+    match = server.lobby.matches[mid]
+    with trio.fail_after(3):
+        while not all(seat.bot for seat in match.seats):
+            await trio.sleep(0.01)
+    start_seq = match.seq
+    await trio.sleep(0.5)
+    played = match.seq - start_seq
+    # each bot waits 0.05 s per intent: about 20 in 0.5 s, where flat out would be hundreds
+    assert 2 <= played <= 30, played
+    assert match.status == "active"

@@ -128,3 +128,4 @@ async def test_auto_flip(start_server, nursery, autojump_clock) -> None:
     rows = server.store.journal(mid)
     assert [(r.seat, r.by) for r in rows] in ([(0, "seat"), (1, "auto")],
                                               [(1, "auto"), (0, "seat")])
+
