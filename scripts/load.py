@@ -379,7 +379,10 @@ def free_port() -> int:
 
 
 def cardserver_command() -> list[str]:
-    """How to start the project's server from this checkout."""
+    """How to start the project's server from this checkout (``$CARDSERVER_CMD``, split
+    on spaces, overrides it: to measure another build of the server, A/B)."""
+    if os.environ.get("CARDSERVER_CMD"):
+        return os.environ["CARDSERVER_CMD"].split()
     exe = ROOT / ".venv" / "bin" / "cardserver"
     if exe.exists():
         return [str(exe)]
