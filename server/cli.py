@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import resource
@@ -57,6 +58,23 @@ def raise_fd_limit() -> int:
         return -1
 
 
+#: Garbage-collector thresholds for the server process (CPython's default is 700, 10,
+#: 10). A server with 2,000 connections holds ~300,000 long-lived tracked objects
+#: (tasks, cancel scopes, coroutines, match states); with the defaults a full
+#: collection ran every few seconds and paused every match for up to 250 ms
+#: (docs/performance.md). Young collections every 50,000 allocations let short-lived
+#: messages die first, and a full collection comes ~20x less often.
+GC_THRESHOLDS = (50_000, 20, 100)
+
+
+def tune_gc() -> None:
+    """Move everything allocated at start-up (modules, tables) out of the collector's
+    sight and set :data:`GC_THRESHOLDS`. Reference cycles are still collected."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `cardserver`; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -87,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     log = logging.getLogger("cardserver")
     log.info("cardserver %s starting", __version__)
     files = raise_fd_limit()
+    tune_gc()
     if 0 <= files < config.max_connections + 64:
         log.warning("open-file limit %d is below --max-connections %d; raise `ulimit -n`",
                     files, config.max_connections)
