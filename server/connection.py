@@ -300,9 +300,13 @@ class ClientConnection:
                     self._room.set()
                 if msg is not None and not self._drop_backlog:
                     await self._write_batch(msg)
-                if trio.current_time() >= next_ping and self.final is None:
-                    self._ping_id += 1
-                    await self._write({"type": "ping", "id": self._ping_id})
+                if trio.current_time() >= next_ping:
+                    if self.final is None:
+                        self._ping_id += 1
+                        await self._write({"type": "ping", "id": self._ping_id})
+                    # always move the timer on: a deadline left in the past cancels the
+                    # next receive before it can see the closed outbox, and the writer
+                    # would spin until shutdown_timeout without sending the final bye
                     next_ping = trio.current_time() + interval
             if self.final is not None:
                 await self._write(self.final)

@@ -12,6 +12,7 @@ import logging
 import random
 import socket
 import struct
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -410,6 +411,31 @@ async def test_thousand_idle_connections(start_server) -> None:
     assert sum(1 for c in idle if not c.closed) >= 900
     for client in idle:
         await client.aclose()
+
+
+async def test_idle_peers_that_never_answer_pings_all_get_bye(start_server) -> None:
+    """500 peers say hello and then never answer a ping: every one is dropped with
+    bye heartbeat_timeout, none closed silently. (With ping_interval equal to
+    ping_timeout the server's second ping falls due at the very moment the peer
+    times out; the writer used to spin on that past deadline and never send the
+    bye.) The legitimate match, whose clients answer pings, is untouched."""
+    server = await start_server(ping_interval=0.5, ping_timeout=0.5, max_connections=700)
+    last: list[str] = []
+
+    async def silent_peer(i: int) -> None:
+        client = await TestClient.connect(server.port)
+        client.answer_pings = False
+        await client.hello(f"mute{i}")
+        got = await drain_to_close(client, 10)
+        last.append(got[-1].get("reason") or got[-1]["type"] if got else "nothing")
+
+    async def attack(legit: LegitMatch) -> None:
+        async with trio.open_nursery() as nursery:
+            for i in range(500):
+                nursery.start_soon(silent_peer, i)
+
+    await during_legit_match(server, attack, pause=0.01)
+    assert Counter(last) == Counter({"heartbeat_timeout": 500}), Counter(last)
 
 
 async def test_client_that_never_reads_is_disconnected(start_server, caplog) -> None:
