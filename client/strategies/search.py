@@ -13,13 +13,17 @@ Each decision is a flat Monte Carlo search over the seat's legal intents:
    next turn, and score the position reached. All candidates meet the same
    world and the same future shuffles (common random numbers), so their
    difference is measured with much less noise than their values.
-3. The candidate with the best mean score is played. A finished game scores
-   +-1000; otherwise the score is ``progress(me) - progress(opponent)``:
-   cards on arrays (a closed array counts its 12 plus a bonus of 2) plus 0.8
-   times the *potential*, the cards the seat could place at the start of its
-   next phase 1 (its hand chained onto its arrays; the seat to move next also
-   counts the queue head and both stack tops) and a little for cards one or
-   two values short. The race is 36 cards; this counts how far each seat is.
+3. The candidate with the best mean score is played -- but it replaces the
+   greedy heuristic's own choice only when it beats that choice, world by
+   world, by more than one standard error (``confidence``), so a handful of
+   noisy samples (a tiny budget) cannot talk the search into a worse move.
+4. Scoring: a finished game scores +-1000; otherwise the score is
+   ``progress(me) - progress(opponent)``: cards on arrays (a closed array
+   counts its 12 plus a bonus of 2) plus 0.8 times the *potential*, the cards
+   the seat could place at the start of its next phase 1 (its hand chained
+   onto its arrays; the seat to move next also counts the queue head and both
+   stack tops) and a little for cards one or two values short. The race is
+   36 cards; this counts how far each seat is.
 
 The search only reads the view (it never sees the real hidden cards) and uses
 the engine offline to simulate, as docs/architecture.md allows. It is
@@ -29,6 +33,7 @@ War: it flips.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -69,19 +74,29 @@ class SearchStrategy:
             (2: the rest of this turn and the opponent's next one).
         max_worlds: optional cap on sampled worlds per decision (for tests and
             reproducible runs); None: only the time budget limits it.
+        confidence: the search leaves the greedy choice only for a candidate
+            whose mean advantage over it, world by world, exceeds this many
+            standard errors (0: always the best mean).
     """
 
     name = "search"
 
     def __init__(self, seed: int | None = None, time_budget: float = 0.1, horizon: int = 2,
-                 max_worlds: int | None = None) -> None:
+                 max_worlds: int | None = None, confidence: float = 1.0) -> None:
         if not time_budget > 0:
             raise ValueError(f"time_budget must be > 0 seconds, got {time_budget!r}")
         self.rng = make_rng(seed)
         self.time_budget = float(time_budget)
         self.horizon = horizon
         self.max_worlds = max_worlds
+        self.confidence = confidence
+        #: Statistics of the last decision: worlds sampled, whether it left the
+        #: heuristic's choice, and the mean advantage (and its standard error) of
+        #: the best candidate over that choice.
         self.last_worlds = 0
+        self.last_deviated = False
+        self.last_gain = 0.0
+        self.last_stderr = 0.0
 
     def choose(self, game: str, seat: int, view: View, legal: Sequence[Intent]) -> Intent:
         """The candidate with the best mean rollout score, within the time budget.
@@ -99,7 +114,9 @@ class SearchStrategy:
         if len(candidates) == 1:
             return candidates[0]
         deadline = started + self.time_budget * BUDGET_SHARE
+        greedy = _index_of(board, candidates, choose_on_board(board, legal, self.rng))
         totals = [0.0] * len(candidates)
+        squares = [0.0] * len(candidates)  # sums of squared advantages over greedy's choice
         worlds = 0
         round_cost = 0.0
         while True:
@@ -118,14 +135,25 @@ class SearchStrategy:
                 scores.append(self._rollout(state, seat))
             if len(scores) < len(candidates):
                 break
+            base = scores[greedy]
             for k, score in enumerate(scores):
                 totals[k] += score
+                squares[k] += (score - base) ** 2
             worlds += 1
             round_cost = time.perf_counter() - now
         self.last_worlds = worlds
         best = max(totals)
-        tied = [c for c, t in zip(candidates, totals, strict=True) if t >= best - 1e-9]
-        return tied[0] if len(tied) == 1 else tied[self.rng.randrange(len(tied))]
+        tied = [k for k, t in enumerate(totals) if t >= best - 1e-9]
+        pick = tied[0] if len(tied) == 1 else tied[self.rng.randrange(len(tied))]
+        self.last_gain, self.last_stderr = 0.0, 0.0
+        if pick != greedy and self.confidence > 0 and worlds > 1:
+            gain = (totals[pick] - totals[greedy]) / worlds
+            var = max(0.0, squares[pick] / worlds - gain * gain) / (worlds - 1)
+            self.last_gain, self.last_stderr = gain, math.sqrt(var)
+            if gain <= self.confidence * self.last_stderr:
+                pick = greedy  # not clearly better than the heuristic: keep its choice
+        self.last_deviated = pick != greedy
+        return candidates[pick]
 
     def _rollout(self, state: Any, seat: int) -> float:
         """Play greedy for both seats through ``horizon`` turn ends; score for ``seat``."""
@@ -141,24 +169,37 @@ class SearchStrategy:
         return evaluate(state, seat)
 
 
+def _key(board: Board, intent: Intent) -> tuple[Any, ...]:
+    """Equal for intents with the same effect (same card value, same target)."""
+    kind = intent["type"]
+    if kind == "play" and intent["src"] == "hand":
+        return (kind, "hand", board.hand[intent["index"]], intent["array"])
+    if kind in ("stack", "enqueue"):
+        return (kind, board.hand[intent["index"]])
+    if kind == "mulligan":
+        return (kind, board.hand[intent["keep"]])
+    return tuple(sorted(intent.items()))
+
+
 def _distinct(board: Board, legal: Sequence[Intent]) -> list[Intent]:
     """``legal`` with equivalent intents merged (same card value, same effect)."""
     seen: set[tuple[Any, ...]] = set()
     out = []
     for intent in legal:
-        kind = intent["type"]
-        if kind == "play" and intent["src"] == "hand":
-            key: tuple[Any, ...] = (kind, "hand", board.hand[intent["index"]], intent["array"])
-        elif kind in ("stack", "enqueue"):
-            key = (kind, board.hand[intent["index"]])
-        elif kind == "mulligan":
-            key = (kind, board.hand[intent["keep"]])
-        else:
-            key = tuple(sorted(intent.items()))
+        key = _key(board, intent)
         if key not in seen:
             seen.add(key)
             out.append(intent)
     return out
+
+
+def _index_of(board: Board, candidates: list[Intent], intent: Intent) -> int:
+    """The index of the candidate equivalent to ``intent``."""
+    key = _key(board, intent)
+    for k, candidate in enumerate(candidates):
+        if _key(board, candidate) == key:
+            return k
+    raise AssertionError(f"{intent!r} is not among the candidates")
 
 
 def board_from_state(state: Any, seat: int) -> Board:

@@ -176,3 +176,34 @@ def test_strategies_import_without_trio_or_networking() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_search_keeps_the_heuristic_choice_without_a_clear_margin() -> None:
+    """With an impossible confidence bar the search never leaves greedy's choice."""
+    import client.strategies.search as search
+
+    state = _reach("datastructures", 8, 0, 0)
+    strict = SearchStrategy(seed=2, time_budget=5.0, max_worlds=4, confidence=1e9)
+    searched = deviated = 0
+    for _ in range(60):
+        if state.outcome() is not None:
+            break
+        seat = state.current
+        view, legal = state.view(seat), state.legal(seat)
+        board = board_from_view(view, seat)
+        # The search's first use of its generator is the heuristic's choice: replay it.
+        rng_copy = random.Random()
+        rng_copy.setstate(strict.rng.getstate())
+        expected = search._key(board, choose_on_board(board, legal, rng_copy))
+        pick = strict.choose("datastructures", seat, view, legal)
+        if strict.last_worlds:
+            searched += 1
+            if search._key(board, pick) != expected:
+                # only a candidate better in every sampled world may replace it
+                assert strict.last_deviated and strict.last_gain > 0
+                assert strict.last_stderr == 0.0
+                deviated += 1
+            else:
+                assert not strict.last_deviated
+        state.apply(seat, pick)
+    assert searched >= 10 and deviated < searched
