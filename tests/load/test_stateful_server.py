@@ -374,6 +374,8 @@ class ServerMachine(RuleBasedStateMachine):
         for client in self.clients:
             assert not client.closed
             client.barrier()
+            doubles = {rid: r for rid, r in client.replies.items() if len(r) != 1}
+            assert not doubles, f"answered more than once: {doubles}"
 
     @invariant()
     def no_hidden_card_in_any_snapshot(self) -> None:
