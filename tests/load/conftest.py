@@ -3,6 +3,7 @@ legitimate Data Structures match played alongside each attack."""
 
 from __future__ import annotations
 
+import resource
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
@@ -13,6 +14,17 @@ import trio
 
 from server.app import Server, serve
 from tests.server.helpers import make_config
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _enough_file_descriptors() -> None:
+    """The idle/slowloris tests hold ~2,000 sockets in this one process (client and
+    server ends): raise the soft open-file limit to the hard limit, as cardserver
+    itself does."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = hard if hard != resource.RLIM_INFINITY else 65536
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
 
 @pytest.fixture
