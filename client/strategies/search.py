@@ -21,8 +21,9 @@ Each decision is a flat Monte Carlo search over the seat's legal intents:
    ``progress(me) - progress(opponent)``: cards on arrays (a closed array
    counts its 12 plus a bonus of 2) plus 0.8 times the *potential*, the cards
    the seat could place at the start of its next phase 1 (its hand chained
-   onto its arrays; the seat to move next also counts the queue head and both
-   stack tops) and a little for cards one or two values short. The race is
+   onto its arrays; the seat to move next also takes the queue from its head
+   and the stacks from their tops) and a little for cards one or two values
+   short. The race is
    36 cards; this counts how far each seat is.
 
 The search only reads the view (it never sees the real hidden cards) and uses
@@ -229,20 +230,21 @@ def _placed(state: Any, seat: int) -> int:
 
 
 def _potential(state: Any, seat: int, public: bool) -> float:
-    """What ``seat`` could place at the start of its next phase 1: hand cards (and,
-    when it moves next, the queue head and stack tops) chained greedily onto its
-    open arrays, plus a little for the cards one or two values short."""
+    """What ``seat`` could place at the start of its next phase 1, chained greedily
+    onto its open arrays: its hand and, when it moves next, the public cards in
+    the order they come free (the queue from its head, each stack from its top);
+    one hand card per empty array; plus a little for hand cards one or two
+    values short of an array."""
     value = VALUE
     arrs = state.arrays[seat]
     closed = state.closed[seat]
-    pool = [value[c] for c in state.hands[seat]]
-    n_hand = len(pool)
-    if public:
-        if state.queue:
-            pool.append(value[state.queue[0]])
-        for st in state.stacks:
-            if st:
-                pool.append(value[st[-1]])
+    counts = [0] * N_VALUES
+    n_hand = 0
+    for c in state.hands[seat]:
+        v = value[c]
+        if v >= 0:
+            counts[v] += 1
+            n_hand += 1
     needs = []
     empty = 0
     for a in (0, 1, 2):
@@ -252,22 +254,30 @@ def _potential(state: Any, seat: int, public: bool) -> float:
             needs.append((value[arrs[a][-1]] + 1) % N_VALUES)
         else:
             empty += 1
-    counts = [0] * N_VALUES
-    for v in pool:
-        if v >= 0:
-            counts[v] += 1
-    placed = 0
+    queue = state.queue if public else []
+    s0, s1 = state.stacks if public else ([], [])
+    qi, i0, i1 = 0, len(s0) - 1, len(s1) - 1
+    placed = used = 0
     progress = True
     while progress and needs:
         progress = False
         for k, n in enumerate(needs):
-            if counts[n]:
+            if qi < len(queue) and value[queue[qi]] == n:
+                qi += 1
+            elif i0 >= 0 and value[s0[i0]] == n:
+                i0 -= 1
+            elif i1 >= 0 and value[s1[i1]] == n:
+                i1 -= 1
+            elif counts[n]:
                 counts[n] -= 1
-                needs[k] = (n + 1) % N_VALUES
-                placed += 1
-                progress = True
-    if empty and n_hand:
-        placed += min(empty, n_hand)
+                used += 1
+            else:
+                continue
+            needs[k] = (n + 1) % N_VALUES
+            placed += 1
+            progress = True
+    if empty and n_hand > used:
+        placed += min(empty, n_hand - used)
     near = 0.0
     for n in needs:
         near += 0.35 * counts[(n + 1) % N_VALUES] + 0.15 * counts[(n + 2) % N_VALUES]
@@ -278,7 +288,7 @@ def evaluate(state: Any, seat: int) -> float:
     """Score of a (sampled) state for ``seat``: +-:data:`WIN` when over, else the
     difference of both seats' progress: cards on arrays (a closed array counts
     12, plus a bonus) and what each could place next (:func:`_potential`; the
-    seat to move next also counts the queue head and stack tops)."""
+    seat to move next also counts the public cards it can reach)."""
     result = state.result
     if result is not None:
         if result.winner is None:

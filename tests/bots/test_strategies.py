@@ -207,3 +207,29 @@ def test_search_keeps_the_heuristic_choice_without_a_clear_margin() -> None:
                 assert not strict.last_deviated
         state.apply(seat, pick)
     assert searched >= 10 and deviated < searched
+
+
+def test_potential_chains_hand_queue_and_stacks() -> None:
+    """The search's evaluation counts what a seat could place next turn."""
+    from client.strategies.search import _potential
+
+    def card(rank: str, copy: int = 0) -> int:
+        from engine.datastructures.deck import copies
+        return copies(rank + "C")[copy]
+
+    state = _reach("datastructures", 3, 0, 0)
+    seat = 0
+    # Array 0 ends on a 4 (needs 5); arrays 1 and 2 are closed.
+    state.arrays[seat] = [[card("3"), card("4")], [], []]
+    state.closed[seat] = [False, True, True]
+    state.hands[seat] = [card("5"), card("AC"[0]), card("9")]
+    state.queue = [card("6"), card("7"), card("K")]
+    state.stacks = [[card("9", 1), card("8")], [card("2")]]
+    # hand 5, queue 6 then 7, stack 8, then hand 9 (the stack's 9 sits under the 8 and
+    # comes free after it): 5 placed; what is left is nothing near the array's need (10).
+    assert _potential(state, seat, public=True) == 5
+    # Without the public cards only the 5 fits; the 9 is 3 short of the next need (6).
+    assert _potential(state, seat, public=False) == 1
+    # An empty open array takes one spare hand card.
+    state.closed[seat] = [False, False, True]
+    assert _potential(state, seat, public=False) == 2
