@@ -349,13 +349,15 @@ def _worker_main(plan: Plan, out: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     worker = Worker(plan)
     cpu0 = time.process_time()
+    wait0 = proc_runqueue_wait(os.getpid()) or 0.0
     error = None
     try:
         trio.run(worker.run, out)
     except BaseException as exc:  # report, never hang the parent
         error = repr(exc)
+    wait = (proc_runqueue_wait(os.getpid()) or 0.0) - wait0
     out.put(("done", plan.index, worker.tally.snapshot(), worker.samples,
-             time.process_time() - cpu0, error))
+             time.process_time() - cpu0, error, wait))
 
 
 # -- the parent -----------------------------------------------------------------
@@ -576,14 +578,19 @@ def _drive(args: argparse.Namespace, port: int, pid: int | None) -> dict[str, An
     hwm = proc_status(pid).get("VmHWM", peak_rss) if pid else 0
     samples: list[tuple[float, float]] = []
     worker_cpu = []
+    worker_wait = []
     failures = []
     for item in done.values():
         samples += item[3]
         worker_cpu.append(item[4])
+        worker_wait.append(item[6])
         if item[5]:
             failures.append(item[5])
     if len(done) < procs:
         failures.append(f"{procs - len(done)} worker(s) did not report")
+    if args.samples:
+        with open(args.samples, "w") as fh:
+            fh.writelines(f"{t:.6f} {lat:.6f}\n" for t, lat in sorted(samples))
     window = (start_at + ramp, stop_at)
     steady = sorted(lat for t, lat in samples if window[0] <= t < window[1])
     errors: Counter[str] = Counter()
@@ -619,6 +626,7 @@ def _drive(args: argparse.Namespace, port: int, pid: int | None) -> dict[str, An
         if server_cpu is not None and steady else None,
         "worker_cpu_s": worker_cpu,
         "worker_cpu_share": [c / (stop_at - start_at) for c in worker_cpu],
+        "worker_runqueue_wait_share": [w / (stop_at - start_at) for w in worker_wait],
         "cores": os.cpu_count(),
     }
 
@@ -629,7 +637,8 @@ def print_table(fig: dict[str, Any], out: Any = sys.stdout) -> None:
     rows = [
         ("game / think time", f"{fig['game']} / {fig['think']:g} s"),
         ("load processes", f"{fig['procs']} (CPU share each: "
-         + ", ".join(f"{c:.0%}" for c in fig["worker_cpu_share"]) + ")"),
+         + ", ".join(f"{c:.0%}" for c in fig["worker_cpu_share"]) + "; waiting for a CPU: "
+         + ", ".join(f"{w:.0%}" for w in fig["worker_runqueue_wait_share"]) + ")"),
         ("ramp + steady window", f"{fig['ramp_s']:g} s + {fig['duration_s']:g} s"),
         ("connections (peak)", f"{fig['connections_peak']}"),
         ("matches concurrent / started / finished",
@@ -678,6 +687,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--procs", type=int, default=2, help="load worker processes")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--samples", type=Path,
+                        help="write every answered intent as 'send_time latency' lines "
+                             "(time.monotonic seconds), to find when the slow ones happened")
     args = parser.parse_args(argv)
     if args.matches < 1 or args.duration <= 0 or args.duration > 3600 or args.matches > 20000:
         parser.error("--matches must be 1..20000 and --duration in (0, 3600]")
