@@ -96,6 +96,7 @@ def determinize(view: View, seat: int, rng: random.Random) -> DSState:
     state.cap = view["cap"]
     state._rng = random.Random(seed)
     state._rng_shared = False
+    state._rng_print = None
     state.deck, state.discard, state.recycle, state.queue = deck, discard, recycle, queue
     state.stacks, state.hands, state.arrays, state.closed = stacks, hands, arrays, closed
     result: dict[str, Any] | None = view["result"]

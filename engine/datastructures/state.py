@@ -36,6 +36,7 @@ from engine.core import (
     Outcome,
     State,
     View,
+    rng_fingerprint,
 )
 from engine.datastructures.deck import ACE, N_CARDS, N_VALUES, NAME, VALUE, VALUE_NAME, names
 from engine.datastructures.view import build_view, filter_events
@@ -95,6 +96,7 @@ class DSState(State):
     result: Outcome | None
     _rng: random.Random
     _rng_shared: bool
+    _rng_print: bytes | None  # rng_fingerprint cache; reset before every draw
 
     # ------------------------------------------------------------------ setup
 
@@ -132,6 +134,7 @@ class DSState(State):
         self.idle_turns = 0
         self.last_mulligan = None
         self.result = None
+        self._rng_print = None
         return self
 
     # ------------------------------------------------------------ generator
@@ -143,7 +146,14 @@ class DSState(State):
             rng.setstate(self._rng.getstate())
             self._rng = rng
             self._rng_shared = False
+        self._rng_print = None  # the caller is about to draw from it
         return self._rng
+
+    def _rng_fingerprint(self) -> bytes:
+        """The generator's state as bytes, cached until the next draw (see _rng_own)."""
+        if self._rng_print is None:
+            self._rng_print = rng_fingerprint(self._rng)
+        return self._rng_print
 
     def clone(self) -> DSState:
         """An independent copy. The generator is shared copy-on-write, so a clone
@@ -156,6 +166,7 @@ class DSState(State):
         self._rng_shared = True
         other._rng = self._rng
         other._rng_shared = True
+        other._rng_print = self._rng_print
         other.deck = self.deck[:]
         other.discard = self.discard[:]
         other.recycle = self.recycle[:]
@@ -185,9 +196,8 @@ class DSState(State):
             self.phase, self.turn, self.played, self.mulliganed, self.stacked,
             self.idle_turns, self.last_mulligan,
             None if self.result is None else self.result.to_dict(),
-            self._rng.getstate(),
         )
-        return hashlib.sha256(repr(parts).encode()).hexdigest()
+        return hashlib.sha256(repr(parts).encode() + self._rng_fingerprint()).hexdigest()
 
     # ------------------------------------------------------------ queries
 

@@ -26,7 +26,17 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from engine.cards import DECK_SIZE, RANKS
-from engine.core import Event, GameOver, IllegalIntent, Intent, NotYourTurn, Outcome, State, View
+from engine.core import (
+    Event,
+    GameOver,
+    IllegalIntent,
+    Intent,
+    NotYourTurn,
+    Outcome,
+    State,
+    View,
+    rng_fingerprint,
+)
 
 if TYPE_CHECKING:
     from engine.war.game import WarGame
@@ -339,9 +349,8 @@ class WarState(State):
             self.seed, sorted(self.options.items()), list(self.decks[0]), list(self.decks[1]),
             self.table, self.pending, self.battle, self.wars, self.last,
             None if self._outcome is None else (self._outcome.winner, self._outcome.reason),
-            self.rng.getstate(),
         )
-        return hashlib.sha256(repr(parts).encode()).hexdigest()
+        return hashlib.sha256(repr(parts).encode() + rng_fingerprint(self.rng)).hexdigest()
 
     def clone(self) -> WarState:
         """An independent deep copy (the generator included)."""
