@@ -28,6 +28,7 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import trio
@@ -193,6 +194,8 @@ class Match:
         self._send, self._recv = trio.open_memory_channel[Request](ctx.config.inbox_size)
         self._timer_scope: trio.CancelScope | None = None
         self._nursery: trio.Nursery | None = None
+        #: the rest of a broadcast, run by the task after it has yielded (_broadcast)
+        self._later: Callable[[], None] | None = None
         self.closed = False
 
     # -- construction ---------------------------------------------------
@@ -347,10 +350,25 @@ class Match:
                     return
                 self._timer_scope = None
                 self._guard(self._handle, request)
+                await self._run_later()
                 continue
             self._timer_scope = None
             if self._guard(self._fire_timers) is True:
                 return
+
+    async def _run_later(self) -> None:
+        """Finish a broadcast that :meth:`_broadcast` left for later, after two
+        scheduler passes: the requester's writer (woken by its ``ok``) sends its reply
+        in the first, before the other connections' writers are even woken, instead of
+        racing them in one pass (trio runs a pass in either order). Nothing is handled
+        in between, so the deferred snapshots show the same state. Never raises
+        Cancelled (a deferred broadcast is not lost to a timer)."""
+        if self._later is None:
+            return
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        later, self._later = self._later, None
+        self._guard(later)
 
     def _guard(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Run one handler; a failure is logged and answered, never fatal to the match."""
@@ -542,7 +560,7 @@ class Match:
         if by == "seat":
             self.seats[seat].timeouts = 0
         self._ok(req, match=self.id, seq=self.seq)
-        self._changed(events, seat)
+        self._changed(events, seat, first=req.session)
 
     def _on_resign(self, req: Resign) -> None:
         seat = self._require_seat(req)
@@ -558,7 +576,7 @@ class Match:
         events = self.state.resign(seat)
         self._journal("resign", seat)
         self._ok(req, match=self.id)
-        self._changed(events, seat)
+        self._changed(events, seat, first=req.session)
 
     def _on_join(self, req: Join) -> None:
         session = req.session
@@ -625,7 +643,7 @@ class Match:
             events = self.state.resign(seat)
             self._journal("resign", seat)
             self._ok(req, match=self.id)
-            self._changed(events, seat)
+            self._changed(events, seat, first=req.session)
         elif self.status == "waiting":
             self._ok(req, match=self.id)
             self._free(self.seats[seat])
@@ -730,9 +748,10 @@ class Match:
         return MatchRecord(self.id, self.game, self.options, self.seed, self.salt,
                            self.turn_timer, self.abandon, self.status, self.created)
 
-    def _changed(self, events: list[Event], acted: int | None) -> None:
+    def _changed(self, events: list[Event], acted: int | None,
+                 first: Session | None = None) -> None:
         self._update_timers(acted)
-        self._broadcast(events)
+        self._broadcast(events, first)
         if self.status == "finished":
             self._stop_bots()
 
@@ -776,9 +795,29 @@ class Match:
         if session is not None and session.connected:
             session.push(self.snapshot(seat, []))
 
-    def _broadcast(self, events: list[Event]) -> None:
-        """Every seat its own snapshot, bots their view, spectators the public one."""
+    def _broadcast(self, events: list[Event], first: Session | None = None) -> None:
+        """Every seat its own snapshot, bots their view, spectators the public one.
+
+        With ``first`` (the session whose request made the change, in a seat here) only
+        its own snapshot is queued now; the rest is left to :meth:`_run_later`, which
+        the task runs before it handles anything else (latency: the requester's reply
+        is not queued behind the other snapshots' building and sending).
+        """
+        if first is not None and self._nursery is not None:
+            mine = [s for s in self.seats if s.session is first and s.bot is None]
+            if mine:
+                if first.connected:
+                    for seat in mine:
+                        first.push(self.snapshot(seat.index, events))
+                self._later = partial(self._broadcast_all, events, first)
+                return
+        self._broadcast_all(events, None)
+
+    def _broadcast_all(self, events: list[Event], skip: Session | None) -> None:
+        """:meth:`_broadcast` to everyone but ``skip`` (whose seats had theirs)."""
         for seat in self.seats:
+            if skip is not None and seat.session is skip and seat.bot is None:
+                continue
             if seat.driver is not None:
                 active = self.status == "active"
                 seat.driver.offer(self.seq, self.state.view(seat.index),
