@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Intent latency against a bare trio echo server of the same frame sizes.
+"""Intent latency against a bare trio echo server of the same frames.
 
     .venv/bin/python scripts/bench_latency.py [--intents 3000] [--block 250] [--json FILE]
 
@@ -8,14 +8,16 @@ bare trio echo server (this file with ``--echo-server``). One client process
 plays Data Structures matches against the cardserver over two connections (one
 per seat), one intent at a time, and times each intent from the moment its frame
 is written to the moment the acting seat has read the snapshot that answers it
-(seq + 1). It records the size of the intent frame and of each frame the acting
-seat read in between (the ``ok`` and the snapshot).
+(seq + 1). It records the size of the intent frame and the bytes of each frame
+the acting seat read in between (the ``ok`` and the snapshot).
 
-The echo server reads one frame, decodes it (msgpack), and writes back frames of
-the sizes the request names. The client replays exactly the recorded sizes
-against it, timed the same way: the echo's figure is the floor set by trio,
-loopback TCP, framing and msgpack for the same bytes, with no game, no store and
-no validation. The two are measured in alternating blocks (``--block`` intents
+The echo server is then given those recorded frames (untimed) and, for each
+intent, answers a request of the intent's size by writing exactly those bytes
+back with one ``send_all`` (as the cardserver writes the ``ok`` and the snapshot
+together); the client reads and decodes them, timed the same way. So both sides
+of the comparison move and decode the same bytes: the echo's figure is the floor
+set by trio, loopback TCP, framing and msgpack, with no game, no store and no
+validation. The two are measured in alternating blocks (``--block`` intents
 each) so that the shared machine's load changes hit both alike.
 
 Goal: cardserver p50 within 2x of the echo's p50, p99 within 3x of the echo's p99.
@@ -42,6 +44,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from load import HEADER, HOST, SpawnedServer, Wire, free_port, percentile  # noqa: E402
 
+#: Recorded groups sent to the echo server per ``load`` message (frame size bound).
+LOAD_CHUNK = 100
+
 # -- the echo server ---------------------------------------------------------------
 
 
@@ -62,10 +67,15 @@ def echo_body(size: int) -> bytes:
 
 
 async def _echo_handler(stream: trio.SocketStream) -> None:
+    """Serve one client: ``load`` stores frames to replay (answered ``loaded``, not
+    timed); ``echo`` with ``replay: i`` writes the i-th stored group of frames back
+    with one ``send_all`` (as the cardserver writes an ``ok`` and a snapshot)."""
     from protocol.framing import FrameDecoder
 
     decoder = FrameDecoder(1 << 20)
-    cache: dict[int, bytes] = {}
+    loaded: list[bytes] = []
+    loaded_reply = echo_body(8)
+    loaded_reply = HEADER.pack(len(loaded_reply)) + loaded_reply
     try:
         while True:
             data = await stream.receive_some(65536)
@@ -74,11 +84,12 @@ async def _echo_handler(stream: trio.SocketStream) -> None:
             decoder.feed(data)
             while (body := decoder.next_frame()) is not None:
                 request = msgpack.unpackb(body)
-                for size in request["reply"]:
-                    if size not in cache:
-                        reply = echo_body(size)
-                        cache[size] = HEADER.pack(len(reply)) + reply
-                    await stream.send_all(cache[size])
+                if request["type"] == "load":
+                    for group in request["groups"]:
+                        loaded.append(b"".join(HEADER.pack(len(b)) + b for b in group))
+                    await stream.send_all(loaded_reply)
+                    continue
+                await stream.send_all(loaded[request["replay"]])
     except (trio.BrokenResourceError, trio.ClosedResourceError):
         return
 
@@ -97,22 +108,52 @@ def run_echo_server(port: int) -> None:
 
 
 class Echo:
-    """A connection to the echo server that replays recorded frame sizes."""
+    """A connection to the echo server that replays recorded frames."""
 
     def __init__(self, wire: Wire) -> None:
         self.wire = wire
+        self.loaded = 0
 
-    async def exchange(self, request_size: int, replies: list[int]) -> float:
-        """Send a frame of ``request_size`` bytes asking for ``replies``; the seconds
-        until the last reply has been read and decoded."""
-        probe = {"type": "echo", "reply": replies, "pad": b""}
+    async def load(self, groups: list[list[bytes]]) -> int:
+        """Store ``groups`` (the bodies the actor read for each intent) on the echo
+        server, untimed; returns the index of the first."""
+        first = self.loaded
+        for i in range(0, len(groups), LOAD_CHUNK):
+            await self.wire.send({"type": "load", "groups": groups[i:i + LOAD_CHUNK]})
+            await self.wire.recv()
+        self.loaded += len(groups)
+        return first
+
+    async def exchange(self, request_size: int, index: int, replies: int) -> float:
+        """Send a frame of ``request_size`` bytes asking for stored group ``index``
+        (``replies`` frames); the seconds until the last reply has been read and
+        decoded."""
+        probe = {"type": "echo", "replay": index, "pad": b""}
         base = len(msgpack.packb(probe))
         probe["pad"] = b"x" * max(0, request_size - base - 1)
         start = time.monotonic()
         await self.wire.send(probe)
-        for _ in replies:
+        for _ in range(replies):
             await self.wire.recv()
         return time.monotonic() - start
+
+
+class Recorder:
+    """Wraps a Wire's frame decoder to keep the bodies it returns while ``keep``."""
+
+    def __init__(self, decoder: Any) -> None:
+        self.decoder = decoder
+        self.keep = False
+        self.bodies: list[bytes] = []
+
+    def feed(self, data: bytes) -> None:
+        self.decoder.feed(data)
+
+    def next_frame(self) -> bytes | None:
+        body = self.decoder.next_frame()
+        if body is not None and self.keep:
+            self.bodies.append(body)
+        return body
 
 
 class Player:
@@ -120,6 +161,9 @@ class Player:
 
     def __init__(self, wires: list[Wire], rng: random.Random) -> None:
         self.wires = wires
+        self.recorders = [Recorder(w.decoder) for w in wires]
+        for wire, recorder in zip(wires, self.recorders, strict=True):
+            wire.decoder = recorder  # type: ignore[assignment]
         self.rng = rng
         self.match: str | None = None
         self.latest: list[dict[str, Any] | None] = [None, None]
@@ -145,27 +189,27 @@ class Player:
                 if msg["seq"] >= seq and (msg["status"] == "finished" or msg["status"] == "active"):
                     return
 
-    async def step(self) -> tuple[float, int, list[int]]:
-        """Play one intent; (latency, intent body size, body sizes the actor read)."""
+    async def step(self) -> tuple[float, int, list[bytes]]:
+        """Play one intent; (latency, intent body size, bodies the actor read)."""
         if self.match is None or any(s is None or s["status"] == "finished"
                                      for s in self.latest):
             await self.new_match()
         seat = next(i for i in (0, 1) if self.latest[i]["legal"])  # type: ignore[index]
         snap = self.latest[seat]
         assert snap is not None
-        wire = self.wires[seat]
-        wire.sizes.clear()
-        wire.keep_sizes = True
+        wire, recorder = self.wires[seat], self.recorders[seat]
+        recorder.bodies.clear()
+        recorder.keep = True
         msg = {"type": "intent", "id": wire.next_id(), "match": self.match, "seq": snap["seq"],
                "intent": self.rng.choice(snap["legal"])}
         start = time.monotonic()
         size = await wire.send(msg)
         await self._until(seat, snap["seq"] + 1)
         latency = time.monotonic() - start
-        wire.keep_sizes = False
-        sizes = list(wire.sizes)  # the ok, then the snapshot (the server sends them so)
+        recorder.keep = False
+        bodies = list(recorder.bodies)  # the ok, then the snapshot (the server sends them so)
         await self._until(1 - seat, snap["seq"] + 1)
-        return latency, size, sizes
+        return latency, size, bodies
 
 
 async def bench(cardserver_port: int, echo_port: int, intents: int, block: int,
@@ -182,11 +226,12 @@ async def bench(cardserver_port: int, echo_port: int, intents: int, block: int,
         while len(real) < intents:
             recorded = []
             for _ in range(min(block, intents - len(real))):
-                latency, size, sizes = await player.step()
+                latency, size, bodies = await player.step()
                 real.append(latency)
-                recorded.append((size, sizes))
-            for size, sizes in recorded:
-                base.append(await echo.exchange(size, sizes))
+                recorded.append((size, bodies))
+            first = await echo.load([bodies for _, bodies in recorded])
+            for i, (size, bodies) in enumerate(recorded):
+                base.append(await echo.exchange(size, first + i, len(bodies)))
     for wire in [*wires, echo.wire]:
         await wire.aclose()
     return {"cardserver": real, "echo": base}
