@@ -151,8 +151,13 @@ def _lock_file(path: Path) -> Any:
     return handle
 
 
+#: ``json.dumps(value, sort_keys=True, separators=(",", ":"))`` without building an
+#: encoder on every call (the same text: ``dumps`` builds exactly this encoder).
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return _ENCODER.encode(value)
 
 
 class Store:
