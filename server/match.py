@@ -696,6 +696,10 @@ class Match:
     def _on_attach(self, req: Attach) -> None:
         session = req.session
         assert session is not None
+        if not session.connected:
+            # It dropped again before this request was handled: detach() has already
+            # (re)started its grace periods, and they must stand.
+            return
         for seat in self.seats:
             if seat.session is session and seat.bot is None:
                 seat.grace_deadline = None
