@@ -13,10 +13,10 @@ Each decision is a flat Monte Carlo search over the seat's legal intents:
    next turn, and score the position reached. All candidates meet the same
    world and the same future shuffles (common random numbers), so their
    difference is measured with much less noise than their values.
-3. The candidate with the best mean score is played -- but it replaces the
-   greedy heuristic's own choice only when it beats that choice, world by
-   world, by more than one standard error (``confidence``), so a handful of
-   noisy samples (a tiny budget) cannot talk the search into a worse move.
+3. The candidate with the best mean score is played. (Option
+   ``confidence``, off by default: replace the greedy heuristic's own choice
+   only with a candidate that beats it, world by world, by more than that many
+   standard errors. Measured, it did not make the search stronger.)
 4. Scoring: a finished game scores +-1000; otherwise the score is
    ``progress(me) - progress(opponent)``: cards on arrays (a closed array
    counts its 12 plus a bonus of 2) plus 0.8 times the *potential*, the cards
@@ -75,15 +75,15 @@ class SearchStrategy:
             (2: the rest of this turn and the opponent's next one).
         max_worlds: optional cap on sampled worlds per decision (for tests and
             reproducible runs); None: only the time budget limits it.
-        confidence: the search leaves the greedy choice only for a candidate
-            whose mean advantage over it, world by world, exceeds this many
-            standard errors (0: always the best mean).
+        confidence: when > 0, the search leaves the greedy choice only for a
+            candidate whose mean advantage over it, world by world, exceeds
+            this many standard errors (default 0: always the best mean).
     """
 
     name = "search"
 
     def __init__(self, seed: int | None = None, time_budget: float = 0.1, horizon: int = 2,
-                 max_worlds: int | None = None, confidence: float = 1.0) -> None:
+                 max_worlds: int | None = None, confidence: float = 0.0) -> None:
         if not time_budget > 0:
             raise ValueError(f"time_budget must be > 0 seconds, got {time_budget!r}")
         self.rng = make_rng(seed)
@@ -115,7 +115,8 @@ class SearchStrategy:
         if len(candidates) == 1:
             return candidates[0]
         deadline = started + self.time_budget * BUDGET_SHARE
-        greedy = _index_of(board, candidates, choose_on_board(board, legal, self.rng))
+        greedy = (_index_of(board, candidates, choose_on_board(board, legal, self.rng))
+                  if self.confidence > 0 else 0)
         totals = [0.0] * len(candidates)
         squares = [0.0] * len(candidates)  # sums of squared advantages over greedy's choice
         worlds = 0
