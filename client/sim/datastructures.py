@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from client.sim.report import Progress, bins_of, describe, histogram
+from client.sim.report import Progress, bins_of, describe, histogram, positive_int
 from engine.core import RuleError
 from engine.registry import get_game
 
@@ -145,19 +145,9 @@ def format_report(summary: dict[str, Any], seed: int, cap: int, turns: list[int]
     return "\n".join(lines)
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``--games``, ``--seed``, ``--cap`` and ``--json`` to ``parser``."""
-    parser.add_argument("--games", type=_positive, default=100,
+    parser.add_argument("--games", type=positive_int, default=100,
                         help="number of games to play (default 100)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the whole run: same seed, same report (default 0)")

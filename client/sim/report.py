@@ -17,6 +17,7 @@ piped output stay clean. Nothing here touches stdout.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
@@ -25,6 +26,21 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 Number = int | float
+
+
+def positive_int(text: str) -> int:
+    """An argparse ``type`` for counts: a whole number of at least 1.
+
+    Raises:
+        argparse.ArgumentTypeError: not an integer, or less than 1.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def mean(values: Sequence[Number]) -> float | None:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from client.sim.report import Progress, bins_of, describe, histogram
+from client.sim.report import Progress, bins_of, describe, histogram, positive_int
 from engine.core import RuleError
 from engine.registry import get_game
 
@@ -141,19 +141,9 @@ def format_report(summary: dict[str, Any], seed: int, options: dict[str, Any],
     return "\n".join(lines)
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``--games --seed --return --short-war --cap --json`` to ``parser``."""
-    parser.add_argument("--games", type=_positive, default=100,
+    parser.add_argument("--games", type=positive_int, default=100,
                         help="number of games (default %(default)s)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the whole run: same seed, same report (default 0)")
@@ -163,7 +153,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--short-war", dest="short_war", choices=["stand", "lose"],
                         default="stand",
                         help="W4: too few cards for a war (default %(default)s)")
-    parser.add_argument("--cap", type=_positive, default=10000,
+    parser.add_argument("--cap", type=positive_int, default=10000,
                         help="W5: battle cap per game (default %(default)s)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
