@@ -47,7 +47,7 @@ MAX_LISTED = 1000
 
 
 def _strategy_names() -> list[str]:
-    from client.strategies import strategy_names
+    from engine.bots import strategy_names
 
     return strategy_names()
 

@@ -23,7 +23,7 @@ import trio
 from client.bots.sdk import GAMES, BotError, Summary, parse_address, play
 from client.session import SessionError
 from client.sim.tournament import parse_options
-from client.strategies import DEFAULT_TIME_BUDGET, describe, get_strategy, strategy_names
+from engine.bots import DEFAULT_TIME_BUDGET, describe, get_strategy, strategy_names
 from protocol.version import __version__
 
 

@@ -11,7 +11,7 @@ A bot is a function (or any callable object) that gets the seat's ``view`` and
     summary = run_bot(first_legal, "127.0.0.1:7000", game="datastructures", matches=3)
     print(summary.format())
 
-A strategy object from :mod:`client.strategies` (``choose(game, seat, view,
+A strategy object from :mod:`engine.bots` (``choose(game, seat, view,
 legal)``) works as a bot too, and so does an ``async def`` function.
 
 What the SDK does for the bot:

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from client.sim.report import Progress
-from client.strategies import DEFAULT_TIME_BUDGET, get_strategy, strategy_names
+from engine.bots import DEFAULT_TIME_BUDGET, get_strategy, strategy_names
 
 #: A game that has not ended after this many intents is a bug somewhere (the
 #: engines cap both games far below it).

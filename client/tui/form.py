@@ -14,7 +14,7 @@ from typing import Any
 
 from client.tui.model import CreateForm
 
-#: Strategy names a server bot may play (catalogue: client.strategies names).
+#: Strategy names a server bot may play (catalogue: engine.bots names).
 BOT_CHOICES = ("none", "random", "greedy", "search")
 SEAT_CHOICES = ("0", "1")
 ABANDON_CHOICES = ("forfeit", "bot")
@@ -22,7 +22,7 @@ ABANDON_CHOICES = ("forfeit", "bot")
 
 def _bot_choices() -> tuple[str, ...]:
     try:
-        from client.strategies import strategy_names  # pure module, no I/O
+        from engine.bots import strategy_names  # pure module, no I/O
     except Exception:  # not built yet, or broken: fall back to the catalogue's names
         return BOT_CHOICES
     try:

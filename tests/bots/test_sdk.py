@@ -11,7 +11,7 @@ import trio
 
 from client.bots.sdk import BotError, Summary, parse_address, play
 from client.session import tcp_connector
-from client.strategies import get_strategy
+from engine.bots import get_strategy
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "minimal_bot.py"

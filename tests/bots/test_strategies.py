@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from client.strategies import describe, get_strategy, strategy_names
-from client.strategies.greedy import board_from_view, card_value, choose_on_board
-from client.strategies.search import SearchStrategy, board_from_state
+from engine.bots import describe, get_strategy, strategy_names
+from engine.bots.greedy import board_from_view, card_value, choose_on_board
+from engine.bots.search import SearchStrategy, board_from_state
 from engine.registry import get_game
 
 
@@ -128,7 +128,7 @@ def test_search_respects_its_time_budget() -> None:
 
 def test_search_stops_at_its_deadline_on_a_fake_clock(monkeypatch) -> None:
     """Every clock reading advances 1 ms: the search must stop at 90% of the budget."""
-    import client.strategies.search as search
+    import engine.bots.search as search
 
     now = [0.0]
 
@@ -169,7 +169,7 @@ def test_strategies_import_without_trio_or_networking() -> None:
     code = ("import sys\n"
             "for name in ('trio', 'socket', 'client.session', 'client.bots'):\n"
             "    sys.modules[name] = None\n"
-            "from client.strategies import get_strategy, strategy_names\n"
+            "from engine.bots import get_strategy, strategy_names\n"
             "for n in strategy_names():\n"
             "    get_strategy(n, seed=1)\n"
             "print('ok')\n")
@@ -180,7 +180,7 @@ def test_strategies_import_without_trio_or_networking() -> None:
 
 def test_search_keeps_the_heuristic_choice_without_a_clear_margin() -> None:
     """With an impossible confidence bar the search never leaves greedy's choice."""
-    import client.strategies.search as search
+    import engine.bots.search as search
 
     state = _reach("datastructures", 8, 0, 0)
     strict = SearchStrategy(seed=2, time_budget=5.0, max_worlds=4, confidence=1e9)
@@ -211,7 +211,7 @@ def test_search_keeps_the_heuristic_choice_without_a_clear_margin() -> None:
 
 def test_potential_chains_hand_queue_and_stacks() -> None:
     """The search's evaluation counts what a seat could place next turn."""
-    from client.strategies.search import _potential
+    from engine.bots.search import _potential
 
     def card(rank: str, copy: int = 0) -> int:
         from engine.datastructures.deck import copies

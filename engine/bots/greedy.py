@@ -47,7 +47,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from client.strategies.base import Intent, View, flip_intent, make_rng, require_legal
+from engine.bots.base import Intent, View, flip_intent, make_rng, require_legal
 
 #: Values in one array cycle (2..K) and the "value" of an ace.
 N_VALUES = 12

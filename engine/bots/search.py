@@ -9,7 +9,7 @@ Each decision is a flat Monte Carlo search over the seat's legal intents:
    deals the unseen cards -- the opponent's hand, the deck order, the face-down
    recycle pile -- uniformly at random), then for *every* candidate intent
    clone the world, apply the intent and play both seats on with the greedy
-   heuristic (:mod:`client.strategies.greedy`) until the end of the opponent's
+   heuristic (:mod:`engine.bots.greedy`) until the end of the opponent's
    next turn, and score the position reached. All candidates meet the same
    world and the same future shuffles (common random numbers), so their
    difference is measured with much less noise than their values.
@@ -39,8 +39,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from client.strategies.base import Intent, View, flip_intent, make_rng, require_legal
-from client.strategies.greedy import (
+from engine.bots.base import Intent, View, flip_intent, make_rng, require_legal
+from engine.bots.greedy import (
     CLOSED,
     EMPTY,
     N_VALUES,

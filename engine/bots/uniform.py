@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from client.strategies.base import Intent, View, flip_intent, make_rng, require_legal
+from engine.bots.base import Intent, View, flip_intent, make_rng, require_legal
 
 
 class RandomStrategy:

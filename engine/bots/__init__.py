@@ -3,21 +3,21 @@
 Used by the ``cardbot`` command, by the server's own bots and by
 ``cardsim tournament``. Nothing here does I/O or imports trio::
 
-    from client.strategies import get_strategy, strategy_names
+    from engine.bots import get_strategy, strategy_names
     s = get_strategy("greedy", seed=123, time_budget=0.5)
     intent = s.choose(game, seat, view, legal)   # an element of legal
 
 Names: ``random`` (uniform over legal), ``greedy`` (a documented one-step
-heuristic, see :mod:`client.strategies.greedy`), ``search`` (determinized
+heuristic, see :mod:`engine.bots.greedy`), ``search`` (determinized
 Monte Carlo search within a per-move time budget, see
-:mod:`client.strategies.search`). In War every strategy just flips.
+:mod:`engine.bots.search`). In War every strategy just flips.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from client.strategies.base import Strategy
+from engine.bots.base import Strategy
 
 __all__ = ["DEFAULT_TIME_BUDGET", "Strategy", "describe", "get_strategy", "strategy_names"]
 
@@ -26,19 +26,19 @@ DEFAULT_TIME_BUDGET = 0.1
 
 
 def _random(seed: int | None, time_budget: float) -> Strategy:
-    from client.strategies.uniform import RandomStrategy
+    from engine.bots.uniform import RandomStrategy
 
     return RandomStrategy(seed)
 
 
 def _greedy(seed: int | None, time_budget: float) -> Strategy:
-    from client.strategies.greedy import GreedyStrategy
+    from engine.bots.greedy import GreedyStrategy
 
     return GreedyStrategy(seed)
 
 
 def _search(seed: int | None, time_budget: float) -> Strategy:
-    from client.strategies.search import SearchStrategy
+    from engine.bots.search import SearchStrategy
 
     return SearchStrategy(seed, time_budget=time_budget)
 
