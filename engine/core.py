@@ -199,6 +199,11 @@ class Game(ABC):
     name: ClassVar[str]
     seats: ClassVar[int] = 2
     options: ClassVar[tuple[OptionSpec, ...]]
+    #: Capability: a seat may ask the server to play its moves for it on a short
+    #: timer (War's auto-flip, W6). The server asks this, never the game's name.
+    auto_play: ClassVar[bool] = False
+    #: Capability: both seats may hold legal intents at the same moment (War's flips).
+    simultaneous: ClassVar[bool] = False
 
     def normalize_options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
         """Validate ``options`` and fill in defaults.
