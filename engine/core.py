@@ -1,7 +1,8 @@
 """Types shared by every game: errors, outcomes, option specs, and the State interface.
 
-A game is a :class:`Game` (static facts: name, seats, options) that makes
-:class:`State` objects (one play-through). States are mutable and touched by one
+A game is a :class:`Game` (static facts: name, seats, options, and the observer
+that projects a state for one seat) that makes :class:`State` objects (one
+play-through). States are mutable and touched by one
 owner at a time; ``clone()`` gives an independent copy. Nothing here does I/O.
 """
 
@@ -176,13 +177,21 @@ class State(ABC):
     def forfeit(self, seat: int, reason: str) -> list[Event]:
         """End the game at once: ``seat`` loses for ``reason`` (timeouts, abandonment)."""
 
-    @abstractmethod
     def view(self, seat: int | None) -> View:
-        """What ``seat`` (None: a spectator) may see. The game's one projection."""
+        """What ``seat`` (None: a spectator) may see: ``self.game.view(self, seat)``.
 
-    @abstractmethod
+        Raises:
+            ValueError: ``seat`` is not a seat of this game nor None.
+        """
+        return self.game.view(self, seat)
+
     def project_events(self, events: list[Event], seat: int | None) -> list[Event]:
-        """The events as ``seat`` (None: a spectator) may see them; same projection."""
+        """The events as ``seat`` (None: a spectator) may see them: the game's observer.
+
+        Raises:
+            ValueError: ``seat`` is not a seat of this game nor None.
+        """
+        return self.game.project_events(self, events, seat)
 
     @abstractmethod
     def digest(self) -> str:
@@ -226,6 +235,22 @@ class Game(ABC):
 
         Raises:
             BadOption: see :meth:`normalize_options`.
+        """
+
+    @abstractmethod
+    def view(self, state: State, seat: int | None) -> View:
+        """The game's one projection: what ``seat`` (None: a spectator) may see of ``state``.
+
+        Raises:
+            ValueError: ``seat`` is not a seat of this game nor None.
+        """
+
+    @abstractmethod
+    def project_events(self, state: State, events: list[Event], seat: int | None) -> list[Event]:
+        """Raw ``events`` of ``state`` as ``seat`` (None: a spectator) may see them.
+
+        Raises:
+            ValueError: ``seat`` is not a seat of this game nor None.
         """
 
     def describe(self) -> dict[str, Any]:

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from engine.core import Game, UnknownGame
+from engine.datastructures.game import GAME as DATASTRUCTURES
+from engine.war.game import WAR
 
-GAMES: dict[str, Game] = {}
-
-
-def register(game: Game) -> Game:
-    """Add a game to the registry under its name (idempotent for the same object)."""
-    GAMES[game.name] = game
-    return game
+#: Every game, by name.
+GAMES: dict[str, Game] = {game.name: game for game in (WAR, DATASTRUCTURES)}
 
 
 def get_game(name: str) -> Game:
@@ -19,7 +16,6 @@ def get_game(name: str) -> Game:
     Raises:
         UnknownGame: no game has that name.
     """
-    _load_builtin_games()
     try:
         return GAMES[name]
     except KeyError:
@@ -28,17 +24,4 @@ def get_game(name: str) -> Game:
 
 def game_names() -> list[str]:
     """Names of all registered games, sorted."""
-    _load_builtin_games()
     return sorted(GAMES)
-
-
-def _load_builtin_games() -> None:
-    """Import the built-in games so they register themselves (each import is cached)."""
-    import importlib
-
-    for module in ("engine.war", "engine.datastructures"):
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:  # a game package not built yet
-            if exc.name != module:
-                raise

@@ -1,5 +1,6 @@
-"""Data Structures: The Card Game (seed text + rulings D1..D13), registered as
-``"datastructures"``.
+"""Data Structures: The Card Game (seed text + rulings D1..D13): the game (``game``),
+its rules (``rules``), its projection (``observer``); :mod:`engine.registry` lists
+it as ``"datastructures"``.
 
     from engine.registry import get_game
     state = get_game("datastructures").new_state(seed, {"cap": 500})
@@ -10,10 +11,7 @@
 from __future__ import annotations
 
 from engine.datastructures.determinize import determinize
-from engine.datastructures.game import DataStructures
-from engine.datastructures.state import DSState
-from engine.registry import register
-
-GAME = register(DataStructures())
+from engine.datastructures.game import GAME, DataStructures
+from engine.datastructures.rules import DSState
 
 __all__ = ["GAME", "DSState", "DataStructures", "determinize"]

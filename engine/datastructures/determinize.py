@@ -14,8 +14,8 @@ from typing import Any
 
 from engine.core import Outcome, View
 from engine.datastructures.deck import N_CARDS, NAME, copies
-from engine.datastructures.state import DISCARD, OVER, PLAY, DSState
-from engine.registry import get_game
+from engine.datastructures.game import GAME
+from engine.datastructures.rules import DISCARD, OVER, PLAY, DSState
 
 #: Wire string -> its two physical ids.
 _COPIES: dict[str, tuple[int, int]] = {NAME[c]: copies(NAME[c]) for c in range(N_CARDS)}
@@ -87,7 +87,7 @@ def determinize(view: View, seat: int, rng: random.Random) -> DSState:
     recycle = hidden[n_opp:n_opp + n_recycle]
     deck = hidden[n_opp + n_recycle:]
 
-    game = get_game("datastructures")
+    game = GAME
     seed = rng.getrandbits(256)
     state = DSState.__new__(DSState)
     state.game = game

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from engine.core import Game, OptionSpec
-from engine.datastructures.state import DSState
+from engine.core import Event, Game, OptionSpec, State, View
+from engine.datastructures.observer import build_view, filter_events
+from engine.datastructures.rules import DSState
 
 #: Default and bounds of the turn cap (D12).
 DEFAULT_CAP = 500
@@ -45,3 +46,15 @@ class DataStructures(Game):
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 256:
             raise ValueError(f"seed must be an integer in [0, 2**256), got {seed!r}")
         return DSState.setup(self, seed, opts)
+
+    def view(self, state: State, seat: int | None) -> View:
+        """What ``seat`` (None: spectator) may see; see :mod:`engine.datastructures.observer`."""
+        assert isinstance(state, DSState)
+        return build_view(state, seat)
+
+    def project_events(self, state: State, events: list[Event], seat: int | None) -> list[Event]:
+        """The events as ``seat`` (None: spectator) may see them (same observer)."""
+        return filter_events(events, seat)
+
+
+GAME = DataStructures()

@@ -1,14 +1,11 @@
-"""War: rules (``state``), options (``game``) and the projection (``view``).
+"""War: the game (``game``), its rules (``rules``), its projection (``observer``).
 
-Importing this package registers the game as ``"war"`` in :mod:`engine.registry`.
+:mod:`engine.registry` lists it as ``"war"``.
 """
 
 from __future__ import annotations
 
-from engine.registry import register
 from engine.war.game import WAR, WarGame
-from engine.war.state import FLIP, WarState
-
-register(WAR)
+from engine.war.rules import FLIP, WarState
 
 __all__ = ["FLIP", "WAR", "WarGame", "WarState"]

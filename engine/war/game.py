@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from engine.core import Game, OptionSpec
-from engine.war.state import WarState
+from engine.core import Event, Game, OptionSpec, State, View
+from engine.war import observer
+from engine.war.rules import WarState
 
 
 class WarGame(Game):
@@ -38,6 +39,15 @@ class WarGame(Game):
             ValueError: ``seed`` is not an int in ``[0, 2**256)``.
         """
         return WarState(self, seed, self.normalize_options(options))
+
+    def view(self, state: State, seat: int | None) -> View:
+        """What ``seat`` (None: a spectator) may see; see :func:`engine.war.observer.view`."""
+        assert isinstance(state, WarState)
+        return observer.view(state, seat)
+
+    def project_events(self, state: State, events: list[Event], seat: int | None) -> list[Event]:
+        """The events as ``seat`` may see them; see :func:`engine.war.observer.project_events`."""
+        return observer.project_events(events, seat)
 
 
 WAR = WarGame()

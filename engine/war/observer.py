@@ -38,14 +38,10 @@ Events (projected; unknown raw events are dropped)::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from engine.cards import BACK, to_str
 from engine.core import Event, View
-from engine.war.state import STEP, steps_of
-
-if TYPE_CHECKING:
-    from engine.war.state import WarState
+from engine.war.rules import WarState
+from engine.war.table import STEP, steps_of
 
 
 def _check_seat(seat: int | None) -> None:

@@ -11,7 +11,7 @@ A seat flips by placing its cards for the current step at once; the step
 resolves when every seat that has to flip has flipped, in either order (W6).
 The only source of randomness is ``self.rng``, a ``random.Random(seed)``
 (R0.1). This module holds the rules only; what a seat may see is computed in
-:mod:`engine.war.view`, the game's one projection.
+:mod:`engine.war.observer`, the game's one projection.
 
 ``apply`` inlines the plain battle (no tie), which is most of every game,
 because the engine must run within 2x of a bare loop (scripts/bench_war.py).
@@ -23,23 +23,21 @@ import hashlib
 import random
 from collections import deque
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from engine.cards import DECK_SIZE, RANKS
 from engine.core import (
     Event,
+    Game,
     GameOver,
     IllegalIntent,
     Intent,
     NotYourTurn,
     Outcome,
     State,
-    View,
     rng_fingerprint,
 )
-
-if TYPE_CHECKING:
-    from engine.war.game import WarGame
+from engine.war.table import SEATS, STEP
 
 #: The one War intent (W6); ``apply`` compares against this private copy.
 FLIP: dict[str, str] = {"type": "flip"}
@@ -54,15 +52,6 @@ REASON_CAP = "cap"                # W5: the battle cap was reached
 REASON_EXHAUSTED = "exhausted"    # W4 (stand): both seats out of cards in a tied war
 REASON_SHORT_WAR = "short_war"    # W4 (variant lose): too few cards for a war
 REASON_RESIGN = "resign"          # R0.4
-
-SEATS = (0, 1)
-STEP = 4   # slots per step on the table: down0, down1, up0, up1
-
-
-def steps_of(table: list[int | None]) -> list[list[int | None]]:
-    """The flat table cut into steps ``[down0, down1, up0, up1]``, first step first."""
-    return [table[i:i + STEP] for i in range(0, len(table), STEP)]
-
 
 class WarState(State):
     """A War match in progress (or finished). Mutable; one owner at a time.
@@ -80,7 +69,7 @@ class WarState(State):
         "wars", "last", "_outcome", "_cap", "_played", "_lose", "_shuffle",
     )
 
-    def __init__(self, game: WarGame, seed: int, options: dict[str, Any]) -> None:
+    def __init__(self, game: Game, seed: int, options: dict[str, Any]) -> None:
         """Shuffle one 52-card deck with ``random.Random(seed)`` and deal 26 each (W1).
 
         The deal alternates, seat 0 first: seat 0 gets the shuffled deck's
@@ -322,20 +311,6 @@ class WarState(State):
     def outcome(self) -> Outcome | None:
         """The result once the game has ended, else None."""
         return self._outcome
-
-    # ------------------------------------------------------------ projection
-
-    def view(self, seat: int | None) -> View:
-        """What ``seat`` (None: a spectator) may see; see :func:`engine.war.view.view`."""
-        from engine.war.view import view
-
-        return view(self, seat)
-
-    def project_events(self, events: list[Event], seat: int | None) -> list[Event]:
-        """The events as ``seat`` may see them; see :func:`engine.war.view.project_events`."""
-        from engine.war.view import project_events
-
-        return project_events(events, seat)
 
     # ---------------------------------------------------------------- copies
 

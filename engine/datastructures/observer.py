@@ -16,13 +16,9 @@ events into something that may leave the engine. docs/rules.md shows an example.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from engine.core import Event, View
 from engine.datastructures.deck import NAME, VALUE, VALUE_NAME
-
-if TYPE_CHECKING:
-    from engine.datastructures.state import DSState
+from engine.datastructures.rules import DSState
 
 #: Raw event types that carry cards some seats may not see, and the seat field
 #: that names who may. Every other event type is public as it is.

@@ -4,7 +4,7 @@ The rules are the seed text (``shared/seeds/data-structures-card-game.txt``) as
 decided by rulings D1..D13 and R0.1..R0.4; docs/rules.md explains every one and
 names its test. Cards are physical ids (:mod:`engine.datastructures.deck`);
 they become wire strings only in events and in the projection
-(:mod:`engine.datastructures.view`), which is the only way out of this state.
+(:mod:`engine.datastructures.observer`), which is the only way out of this state.
 
 Piles, all lists of physical ids:
 
@@ -35,11 +35,9 @@ from engine.core import (
     NotYourTurn,
     Outcome,
     State,
-    View,
     rng_fingerprint,
 )
 from engine.datastructures.deck import ACE, N_CARDS, N_VALUES, NAME, VALUE, VALUE_NAME, names
-from engine.datastructures.view import build_view, filter_events
 
 #: Cards in a full hand and a full queue (seed; D5, D8, D9).
 HAND_SIZE = 5
@@ -597,13 +595,3 @@ class DSState(State):
                                 "seat": seat, "reason": reason}]
         self._finish(Outcome(1 - seat, reason), events)
         return events
-
-    # ------------------------------------------------------------ projection
-
-    def view(self, seat: int | None) -> View:
-        """What ``seat`` (None: spectator) may see; see :mod:`engine.datastructures.view`."""
-        return build_view(self, seat)
-
-    def project_events(self, events: list[Event], seat: int | None) -> list[Event]:
-        """The events as ``seat`` (None: spectator) may see them (same projection)."""
-        return filter_events(events, seat)
