@@ -13,6 +13,7 @@ import struct
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, ClassVar
 
 Intent = dict[str, Any]
@@ -21,6 +22,22 @@ View = dict[str, Any]
 
 
 _MT_WORDS = struct.Struct(">625I")
+
+#: The match generator's type. A state draws from it only through ``state.rng``
+#: and only with ``shuffle(list)`` and ``randrange(n)``.
+MatchRng = random.Random
+
+
+def new_rng(seed: int) -> MatchRng:
+    """The match generator for ``seed`` (R0.1): the one line that picks the algorithm."""
+    return MatchRng(seed)
+
+
+def copy_rng(rng: MatchRng) -> MatchRng:
+    """An independent generator in the same state as ``rng`` (clones of a state)."""
+    other = MatchRng.__new__(MatchRng)
+    other.setstate(rng.getstate())
+    return other
 
 
 def rng_fingerprint(rng: random.Random) -> bytes:
@@ -79,15 +96,31 @@ class UnknownGame(RuleError):
     code = "no_such_game"
 
 
+class Reason(StrEnum):
+    """Why a game ended; the values are the wire strings (docs/rules.md)."""
+
+    ALL_CARDS = "all_cards"        # War W5: one seat holds all 52 cards
+    CAP = "cap"                    # War W5, Data Structures D12: the cap was reached
+    EXHAUSTED = "exhausted"        # War W4 (stand): both seats out of cards in a tied war
+    SHORT_WAR = "short_war"        # War W4 (variant lose): too few cards for a war
+    THREE_ARRAYS = "three_arrays"  # Data Structures D4: a third array closed
+    STUCK = "stuck"                # Data Structures D13: 20 idle turns
+    RESIGN = "resign"              # R0.4
+    TIMEOUT = "timeout"            # a forfeit: the turn timer ran out
+    ABANDONED = "abandoned"        # a forfeit: the seat left and did not come back
+    FORFEIT = "forfeit"            # a forfeit journaled without its reason
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """How a game ended: ``winner`` is a seat, or None for a draw."""
 
     winner: int | None
-    reason: str
+    reason: Reason
 
     def to_dict(self) -> dict[str, Any]:
-        return {"winner": self.winner, "reason": self.reason}
+        """The outcome on the wire: the reason as a plain string."""
+        return {"winner": self.winner, "reason": self.reason.value}
 
 
 @dataclass(frozen=True, slots=True)

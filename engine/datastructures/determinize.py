@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from engine.core import Outcome, View
+from engine.core import Outcome, Reason, View, new_rng
 from engine.datastructures.deck import N_CARDS, NAME, copies
 from engine.datastructures.game import GAME
 from engine.datastructures.rules import DISCARD, OVER, PLAY, DSState
@@ -87,31 +87,19 @@ def determinize(view: View, seat: int, rng: random.Random) -> DSState:
     recycle = hidden[n_opp:n_opp + n_recycle]
     deck = hidden[n_opp + n_recycle:]
 
-    game = GAME
-    seed = rng.getrandbits(256)
-    state = DSState.__new__(DSState)
-    state.game = game
-    state.seed = seed
-    state.options = game.normalize_options({"cap": view["cap"]})
-    state.cap = view["cap"]
-    state._rng = random.Random(seed)
-    state._rng_shared = False
-    state._rng_print = None
-    state.deck, state.discard, state.recycle, state.queue = deck, discard, recycle, queue
-    state.stacks, state.hands, state.arrays, state.closed = stacks, hands, arrays, closed
     result: dict[str, Any] | None = view["result"]
     phase = view["phase"]
     if phase not in (PLAY, DISCARD, OVER):
         raise ValueError(f"unknown phase {phase!r}")
-    state.phase = phase
-    state.current = view["to_move"] if view["to_move"] is not None else seat
-    state.turn = view["turn"]
-    state.played = view["played"]
-    state.mulliganed = view["mulliganed"]
-    state.stacked = view["stacked"]
-    state.idle_turns = view["idle_turns"]
     reveal = view["last_mulligan"]
-    state.last_mulligan = None if reveal is None else {
-        k: (list(v) if isinstance(v, list) else v) for k, v in reveal.items()}
-    state.result = None if result is None else Outcome(result["winner"], result["reason"])
-    return state
+    seed = rng.getrandbits(256)
+    return DSState.from_fields(
+        new_rng(seed), game=GAME, seed=seed, options=GAME.normalize_options({"cap": view["cap"]}),
+        cap=view["cap"], deck=deck, discard=discard, recycle=recycle, queue=queue,
+        stacks=stacks, hands=hands, arrays=arrays, closed=closed, phase=phase,
+        current=view["to_move"] if view["to_move"] is not None else seat,
+        turn=view["turn"], played=view["played"], mulliganed=view["mulliganed"],
+        stacked=view["stacked"], idle_turns=view["idle_turns"],
+        last_mulligan=None if reveal is None else {
+            k: (list(v) if isinstance(v, list) else v) for k, v in reveal.items()},
+        result=None if result is None else Outcome(result["winner"], Reason(result["reason"])))

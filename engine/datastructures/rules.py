@@ -22,7 +22,6 @@ Piles, all lists of physical ids:
 from __future__ import annotations
 
 import hashlib
-import random
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,12 +31,17 @@ from engine.core import (
     GameOver,
     IllegalIntent,
     Intent,
+    MatchRng,
     NotYourTurn,
     Outcome,
+    Reason,
     State,
+    copy_rng,
+    new_rng,
     rng_fingerprint,
 )
 from engine.datastructures.deck import ACE, N_CARDS, N_VALUES, NAME, VALUE, VALUE_NAME, names
+from engine.fields import Field, FieldTable
 
 #: Cards in a full hand and a full queue (seed; D5, D8, D9).
 HAND_SIZE = 5
@@ -67,10 +71,46 @@ def _index(value: Any, size: int) -> int | None:
     return None
 
 
-class DSState(State):
-    """A Data Structures match. Mutable; touched by one owner at a time."""
+#: Every field of a Data Structures state, in digest order: clone, digest and
+#: construction (:meth:`DSState.setup`, :func:`~engine.datastructures.determinize`)
+#: derive from this table.
+_FIELDS = FieldTable([
+    Field("seed"),
+    Field("options", digest="sorted({}.items())"),
+    Field("deck", copy="{}[:]"),
+    Field("discard", copy="{}[:]"),
+    Field("recycle", copy="{}[:]"),
+    Field("queue", copy="{}[:]"),
+    Field("stacks", copy="[{}[0][:], {}[1][:]]"),
+    Field("hands", copy="[{}[0][:], {}[1][:]]"),
+    Field("arrays", copy="[[a[:] for a in side] for side in {}]"),
+    Field("closed", copy="[side[:] for side in {}]"),
+    Field("current"),
+    Field("phase"),
+    Field("turn"),
+    Field("played"),
+    Field("mulliganed"),
+    Field("stacked"),
+    Field("idle_turns"),
+    Field("last_mulligan"),   # never mutated, only replaced
+    Field("result", digest="None if {} is None else {}.to_dict()"),
+    Field("game", digest=None),
+    Field("cap", digest=None),   # options["cap"], unpacked
+    # The generator, shared copy-on-write between clones (see DSState.rng); it is
+    # digested as its fingerprint, cached until the next draw.
+    Field("_rng", digest=None),
+    Field("_rng_shared", digest=None),
+    Field("_rng_print", digest=None),
+])
 
-    # Built by :func:`new_state`, :meth:`clone` and :func:`determinize`, not by __init__.
+
+class DSState(State):
+    """A Data Structures match. Mutable; touched by one owner at a time.
+
+    Its fields are declared once, in ``_FIELDS``; the only randomness is
+    :attr:`rng`.
+    """
+
     game: Game
     seed: int
     options: dict[str, Any]
@@ -92,11 +132,22 @@ class DSState(State):
     idle_turns: int
     last_mulligan: dict[str, Any] | None
     result: Outcome | None
-    _rng: random.Random
+    _rng: MatchRng
     _rng_shared: bool
     _rng_print: bytes | None  # rng_fingerprint cache; reset before every draw
 
     # ------------------------------------------------------------------ setup
+
+    @classmethod
+    def from_fields(cls, rng: MatchRng, **fields: Any) -> DSState:
+        """A state with the given fields (every declared one but the generator's) and
+        ``rng`` as its own generator.
+
+        Raises:
+            ValueError: a declared field is missing, or an unknown one is given.
+        """
+        return _FIELDS.build(cls, {**fields, "_rng": rng, "_rng_shared": False,
+                                   "_rng_print": None})
 
     @classmethod
     def setup(cls, game: Game, seed: int, options: dict[str, Any]) -> DSState:
@@ -106,49 +157,37 @@ class DSState(State):
         card for seat 0 then seat 1, five hand cards for seat 0 then seat 1.
         Then ``randrange(2)`` of the match generator picks who starts.
         """
-        self = cls.__new__(cls)
-        self.game = game
-        self.seed = seed
-        self.options = options
-        self.cap = options["cap"]
-        self._rng = random.Random(seed)
-        self._rng_shared = False
-        self.deck = list(range(N_CARDS))
-        self._rng.shuffle(self.deck)
-        deck = self.deck
-        self.queue = [deck.pop() for _ in range(QUEUE_SIZE)]
-        self.stacks = [[deck.pop()], [deck.pop()]]
-        self.hands = [[deck.pop() for _ in range(HAND_SIZE)] for _ in range(2)]
-        self.discard = []
-        self.recycle = []
-        self.arrays = [[[] for _ in range(N_ARRAYS)] for _ in range(2)]
-        self.closed = [[False] * N_ARRAYS for _ in range(2)]
-        self.current = self._rng.randrange(2)
-        self.phase = PLAY
-        self.turn = 1
-        self.played = False
-        self.mulliganed = False
-        self.stacked = False
-        self.idle_turns = 0
-        self.last_mulligan = None
-        self.result = None
-        self._rng_print = None
-        return self
+        rng = new_rng(seed)
+        deck = list(range(N_CARDS))
+        rng.shuffle(deck)
+        queue = [deck.pop() for _ in range(QUEUE_SIZE)]
+        stacks = [[deck.pop()], [deck.pop()]]
+        hands = [[deck.pop() for _ in range(HAND_SIZE)] for _ in range(2)]
+        return cls.from_fields(
+            rng, game=game, seed=seed, options=options, cap=options["cap"],
+            deck=deck, discard=[], recycle=[], queue=queue, stacks=stacks, hands=hands,
+            arrays=[[[] for _ in range(N_ARRAYS)] for _ in range(2)],
+            closed=[[False] * N_ARRAYS for _ in range(2)],
+            current=rng.randrange(2), phase=PLAY, turn=1, played=False, mulliganed=False,
+            stacked=False, idle_turns=0, last_mulligan=None, result=None)
 
     # ------------------------------------------------------------ generator
 
-    def _rng_own(self) -> random.Random:
-        """The match generator, copied first if a clone still shares it."""
+    @property
+    def rng(self) -> MatchRng:
+        """The match generator, the state's only randomness (``shuffle``, ``randrange``).
+
+        Copied first if a clone still shares it; reading it resets the digest's
+        cached fingerprint, since the caller is about to draw from it.
+        """
         if self._rng_shared:
-            rng = random.Random.__new__(random.Random)
-            rng.setstate(self._rng.getstate())
-            self._rng = rng
+            self._rng = copy_rng(self._rng)
             self._rng_shared = False
-        self._rng_print = None  # the caller is about to draw from it
+        self._rng_print = None
         return self._rng
 
     def _rng_fingerprint(self) -> bytes:
-        """The generator's state as bytes, cached until the next draw (see _rng_own)."""
+        """The generator's state as bytes, cached until the next draw (see :attr:`rng`)."""
         if self._rng_print is None:
             self._rng_print = rng_fingerprint(self._rng)
         return self._rng_print
@@ -156,46 +195,14 @@ class DSState(State):
     def clone(self) -> DSState:
         """An independent copy. The generator is shared copy-on-write, so a clone
         costs a few list copies until one side shuffles."""
-        other = DSState.__new__(DSState)
-        other.game = self.game
-        other.seed = self.seed
-        other.options = self.options
-        other.cap = self.cap
-        self._rng_shared = True
-        other._rng = self._rng
-        other._rng_shared = True
-        other._rng_print = self._rng_print
-        other.deck = self.deck[:]
-        other.discard = self.discard[:]
-        other.recycle = self.recycle[:]
-        other.queue = self.queue[:]
-        s0, s1 = self.stacks
-        other.stacks = [s0[:], s1[:]]
-        h0, h1 = self.hands
-        other.hands = [h0[:], h1[:]]
-        other.arrays = [[a[:] for a in side] for side in self.arrays]
-        other.closed = [side[:] for side in self.closed]
-        other.current = self.current
-        other.phase = self.phase
-        other.turn = self.turn
-        other.played = self.played
-        other.mulliganed = self.mulliganed
-        other.stacked = self.stacked
-        other.idle_turns = self.idle_turns
-        other.last_mulligan = self.last_mulligan  # never mutated, only replaced
-        other.result = self.result
+        other = _FIELDS.copy(self)
+        self._rng_shared = other._rng_shared = True
         return other
 
     def digest(self) -> str:
         """SHA-256 hex of every pile, every flag, the options and the generator state."""
-        parts = (
-            self.seed, sorted(self.options.items()), self.deck, self.discard, self.recycle,
-            self.queue, self.stacks, self.hands, self.arrays, self.closed, self.current,
-            self.phase, self.turn, self.played, self.mulliganed, self.stacked,
-            self.idle_turns, self.last_mulligan,
-            None if self.result is None else self.result.to_dict(),
-        )
-        return hashlib.sha256(repr(parts).encode() + self._rng_fingerprint()).hexdigest()
+        return hashlib.sha256(repr(_FIELDS.digest_parts(self)).encode()
+                              + self._rng_fingerprint()).hexdigest()
 
     # ------------------------------------------------------------ queries
 
@@ -431,7 +438,7 @@ class DSState(State):
         count = sum(self.closed[seat])
         events.append({"type": "close", "seat": seat, "array": array, "closed": count})
         if count == N_ARRAYS:
-            self._finish(Outcome(seat, "three_arrays"), events)
+            self._finish(Outcome(seat, Reason.THREE_ARRAYS), events)
 
     def _apply_mulligan(self, seat: int, intent: Mapping[str, Any]) -> list[Event]:
         hand = self.hands[seat]
@@ -501,7 +508,7 @@ class DSState(State):
             self.deck.extend(self.discard)
             self.recycle.clear()
             self.discard.clear()
-            self._rng_own().shuffle(self.deck)
+            self.rng.shuffle(self.deck)
             events.append({"type": "recycle", "cards": n_recycle, "discard": n_discard,
                            "deck": len(self.deck)})
         self._fill_queue(events, "D8")
@@ -513,10 +520,10 @@ class DSState(State):
             self.idle_turns += 1
         # A game that ends here keeps the number of its last turn.
         if self.turn >= self.cap:
-            self._finish(self._score("cap"), events)
+            self._finish(self._score(Reason.CAP), events)
             return events
         if self.idle_turns >= STUCK_TURNS:
-            self._finish(self._score("stuck"), events)
+            self._finish(self._score(Reason.STUCK), events)
             return events
         self.turn += 1
         nxt = 1 - seat
@@ -540,7 +547,7 @@ class DSState(State):
                     break
                 deck.extend(self.discard)
                 self.discard.clear()
-                self._rng_own().shuffle(deck)
+                self.rng.shuffle(deck)
                 events.append({"type": "reshuffle", "deck": len(deck)})
             out.append(deck.pop())
         return out
@@ -562,7 +569,7 @@ class DSState(State):
 
     # ------------------------------------------------------------ ending
 
-    def _score(self, reason: str) -> Outcome:
+    def _score(self, reason: Reason) -> Outcome:
         """D12: more closed arrays wins, then more cards in open arrays, else a draw."""
         key = [(sum(self.closed[s]), sum(len(a) for a in self.arrays[s])) for s in (0, 1)]
         if key[0] == key[1]:
@@ -580,18 +587,20 @@ class DSState(State):
         Raises:
             IllegalIntent: not a seat. GameOver: the game has already ended.
         """
-        return self.forfeit(seat, "resign")
+        return self.forfeit(seat, Reason.RESIGN)
 
     def forfeit(self, seat: int, reason: str) -> list[Event]:
         """``seat`` loses at once for ``reason`` (e.g. ``"timeout"``, ``"abandoned"``).
 
         Raises:
             IllegalIntent: not a seat. GameOver: the game has already ended.
+            ValueError: ``reason`` is not a :class:`~engine.core.Reason` value.
         """
         self._check_seat(seat)
         if self.result is not None:
             raise GameOver(f"the game is over ({self.result.reason})")
-        events: list[Event] = [{"type": "resign" if reason == "resign" else "forfeit",
-                                "seat": seat, "reason": reason}]
-        self._finish(Outcome(1 - seat, reason), events)
+        why = Reason(reason)
+        events: list[Event] = [{"type": "resign" if why is Reason.RESIGN else "forfeit",
+                                "seat": seat, "reason": why.value}]
+        self._finish(Outcome(1 - seat, why), events)
         return events

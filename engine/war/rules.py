@@ -20,7 +20,6 @@ because the engine must run within 2x of a bare loop (scripts/bench_war.py).
 from __future__ import annotations
 
 import hashlib
-import random
 from collections import deque
 from collections.abc import Mapping
 from typing import Any, NoReturn
@@ -34,9 +33,13 @@ from engine.core import (
     Intent,
     NotYourTurn,
     Outcome,
+    Reason,
     State,
+    copy_rng,
+    new_rng,
     rng_fingerprint,
 )
+from engine.fields import Field, FieldTable
 from engine.war.table import SEATS, STEP
 
 #: The one War intent (W6); ``apply`` compares against this private copy.
@@ -46,12 +49,25 @@ FLIP: dict[str, str] = {"type": "flip"}
 #: otherwise compares against ``FLIP``; no rule reads its contents.
 _FLIP_INTENT: dict[str, str] = {"type": "flip"}
 
-#: Outcome reasons (also in docs/rules.md).
-REASON_ALL_CARDS = "all_cards"    # W5: one seat holds all 52 cards
-REASON_CAP = "cap"                # W5: the battle cap was reached
-REASON_EXHAUSTED = "exhausted"    # W4 (stand): both seats out of cards in a tied war
-REASON_SHORT_WAR = "short_war"    # W4 (variant lose): too few cards for a war
-REASON_RESIGN = "resign"          # R0.4
+#: Every field of a War state, in digest order; clone and digest derive from it.
+_FIELDS = FieldTable([
+    Field("seed"),
+    Field("options", copy="dict({})", digest="sorted({}.items())"),
+    Field("decks", copy="(deque({}[0]), deque({}[1]))",
+          digest="list({}[0]), list({}[1])"),
+    Field("table", copy="list({})"),
+    Field("pending", copy="list({})"),
+    Field("battle"),
+    Field("wars"),
+    Field("last"),   # its table is never mutated once the battle is over
+    Field("_outcome", digest="None if {} is None else ({}.winner, {}.reason.value)"),
+    Field("game", digest=None),
+    Field("rng", copy="copy_rng({})", digest=None),   # digested as its fingerprint
+    Field("_cap", digest=None),    # the options, unpacked for the hot path
+    Field("_played", digest=None),
+    Field("_lose", digest=None),
+], {"deque": deque, "copy_rng": copy_rng})
+
 
 class WarState(State):
     """A War match in progress (or finished). Mutable; one owner at a time.
@@ -64,10 +80,7 @@ class WarState(State):
     ``last`` (the last resolved battle: ``(number, winner, table)``, or None).
     """
 
-    __slots__ = (
-        "game", "seed", "options", "rng", "decks", "table", "pending", "battle",
-        "wars", "last", "_outcome", "_cap", "_played", "_lose", "_shuffle",
-    )
+    __slots__ = _FIELDS.slots
 
     def __init__(self, game: Game, seed: int, options: dict[str, Any]) -> None:
         """Shuffle one 52-card deck with ``random.Random(seed)`` and deal 26 each (W1).
@@ -87,8 +100,7 @@ class WarState(State):
         self._cap: int = options["cap"]
         self._played: bool = options["return"] == "played"
         self._lose: bool = options["short_war"] == "lose"
-        self.rng = random.Random(seed)
-        self._shuffle = self.rng.shuffle
+        self.rng = new_rng(seed)
         cards = list(range(DECK_SIZE))
         self.rng.shuffle(cards)
         self.decks: tuple[deque[int], deque[int]] = (deque(cards[0::2]), deque(cards[1::2]))
@@ -156,7 +168,7 @@ class WarState(State):
             pile = [up0, up1] if r0 > r1 else [up1, up0]
         else:
             pile = [up0, up1]
-            self._shuffle(pile)
+            self.rng.shuffle(pile)
         deck = self.decks[winner]
         deck.extend(pile)
         battle = self.battle
@@ -227,7 +239,7 @@ class WarState(State):
                         pile.append(table[i])
         else:
             pile = [card for card in table if card is not None]
-            self._shuffle(pile)
+            self.rng.shuffle(pile)
         deck = self.decks[winner]
         deck.extend(pile)
         battle = self.battle
@@ -251,10 +263,10 @@ class WarState(State):
             short0, short1 = n0 < 2, n1 < 2
             if short0 or short1:
                 winner = None if short0 and short1 else (1 if short0 else 0)
-                self._end(winner, REASON_SHORT_WAR, events)
+                self._end(winner, Reason.SHORT_WAR, events)
                 return
         elif n0 == 0 and n1 == 0:
-            self._end(None, REASON_EXHAUSTED, events)
+            self._end(None, Reason.EXHAUSTED, events)
             return
         self.table.extend((None, None, None, None))
         self.pending[0] = n0 > 0
@@ -265,16 +277,16 @@ class WarState(State):
         cap was reached and more cards wins, equal is a draw (W5)."""
         self.table = []
         if len(self.decks[winner]) == DECK_SIZE:
-            self._end(winner, REASON_ALL_CARDS, events)
+            self._end(winner, Reason.ALL_CARDS, events)
             return
         n0 = len(self.decks[0])
         n1 = len(self.decks[1])
-        self._end(None if n0 == n1 else (0 if n0 > n1 else 1), REASON_CAP, events)
+        self._end(None if n0 == n1 else (0 if n0 > n1 else 1), Reason.CAP, events)
 
-    def _end(self, winner: int | None, reason: str, events: list[Event]) -> None:
+    def _end(self, winner: int | None, reason: Reason, events: list[Event]) -> None:
         self._outcome = Outcome(winner, reason)
         self.pending[0] = self.pending[1] = False
-        events.append({"type": "game_over", "winner": winner, "reason": reason})
+        events.append({"type": "game_over", "winner": winner, "reason": reason.value})
 
     def resign(self, seat: int) -> list[Event]:
         """``seat`` resigns at once; the other seat wins (R0.4).
@@ -283,7 +295,7 @@ class WarState(State):
             GameOver: the game has already ended.
             IllegalIntent: ``seat`` is not 0 or 1.
         """
-        return self.forfeit(seat, REASON_RESIGN)
+        return self.forfeit(seat, Reason.RESIGN)
 
     def forfeit(self, seat: int, reason: str) -> list[Event]:
         """``seat`` loses at once for ``reason`` (timeouts, abandonment); the other wins.
@@ -291,14 +303,16 @@ class WarState(State):
         Raises:
             GameOver: the game has already ended.
             IllegalIntent: ``seat`` is not 0 or 1.
+            ValueError: ``reason`` is not a :class:`~engine.core.Reason` value.
         """
         if self._outcome is not None:
             raise GameOver("the game is over", rule="R0.4")
         if isinstance(seat, bool) or seat not in SEATS:
             raise IllegalIntent(f"no seat {seat!r} in War (seats are 0 and 1)", rule="R0.4")
-        events: list[Event] = [{"type": "resign" if reason == REASON_RESIGN else "forfeit",
-                                "seat": seat, "reason": reason}]
-        self._end(1 - seat, reason, events)
+        why = Reason(reason)
+        events: list[Event] = [{"type": "resign" if why is Reason.RESIGN else "forfeit",
+                                "seat": seat, "reason": why.value}]
+        self._end(1 - seat, why, events)
         return events
 
     @property
@@ -320,27 +334,9 @@ class WarState(State):
 
     def digest(self) -> str:
         """SHA-256 hex over the whole state: options, decks, table, counters, RNG state."""
-        parts = (
-            self.seed, sorted(self.options.items()), list(self.decks[0]), list(self.decks[1]),
-            self.table, self.pending, self.battle, self.wars, self.last,
-            None if self._outcome is None else (self._outcome.winner, self._outcome.reason),
-        )
-        return hashlib.sha256(repr(parts).encode() + rng_fingerprint(self.rng)).hexdigest()
+        return hashlib.sha256(repr(_FIELDS.digest_parts(self)).encode()
+                              + rng_fingerprint(self.rng)).hexdigest()
 
     def clone(self) -> WarState:
         """An independent deep copy (the generator included)."""
-        other = WarState.__new__(WarState)
-        other.game = self.game
-        other.seed = self.seed
-        other.options = dict(self.options)
-        other._cap, other._played, other._lose = self._cap, self._played, self._lose
-        other.rng = random.Random()
-        other.rng.setstate(self.rng.getstate())
-        other._shuffle = other.rng.shuffle
-        other.decks = (deque(self.decks[0]), deque(self.decks[1]))
-        other.table = list(self.table)
-        other.pending = list(self.pending)
-        other.battle, other.wars = self.battle, self.wars
-        other.last = self.last   # its table is never mutated once the battle is over
-        other._outcome = self._outcome
-        return other
+        return _FIELDS.copy(self)
