@@ -191,6 +191,19 @@ class State(ABC):
         """
 
     @abstractmethod
+    def legal_moves(self, seat: int) -> list[Any]:
+        """:meth:`legal` as the game's intent values (``engine/<game>/intents.py``), in
+        the same order: ``legal(seat)[i] == legal_moves(seat)[i].to_wire()``."""
+
+    @abstractmethod
+    def apply_move(self, seat: int, move: Any) -> list[Event]:
+        """:meth:`apply` for one of the game's intent values (bots skip the wire form).
+
+        Raises:
+            NotYourTurn, IllegalIntent: as :meth:`apply`.
+        """
+
+    @abstractmethod
     def to_move(self) -> tuple[int, ...]:
         """Seats that have at least one legal intent now."""
 

@@ -41,13 +41,33 @@ from engine.core import (
     rng_fingerprint,
 )
 from engine.datastructures.deck import ACE, N_CARDS, N_VALUES, NAME, VALUE, VALUE_NAME, names
+from engine.datastructures.intents import (
+    END_PHASE,
+    END_TURN,
+    HAND,
+    N_ARRAYS,
+    PHASE_OF,
+    PLAY_QUEUE,
+    PLAY_STACK,
+    QUEUE,
+    DSIntent,
+    EndPhase,
+    Enqueue,
+    Mulligan,
+    Play,
+    StackCard,
+    enqueues,
+    from_wire,
+    mulligans,
+    play_hand,
+    stack_cards,
+)
 from engine.fields import Field, FieldTable
 
 #: Cards in a full hand and a full queue (seed; D5, D8, D9).
 HAND_SIZE = 5
 QUEUE_SIZE = 5
-#: Arrays per player and cards in a complete array (D2).
-N_ARRAYS = 3
+#: Cards in a complete array (D2).
 ARRAY_LEN = N_VALUES
 #: Consecutive idle turns (with deck and discard empty) that end a stuck game (D13).
 STUCK_TURNS = 20
@@ -60,15 +80,6 @@ OVER = "over"
 _EMPTY = -3
 _CLOSED = -2
 
-_END_PHASE: Intent = {"type": "end_phase"}
-_END_TURN: Intent = {"type": "end_turn"}
-
-
-def _index(value: Any, size: int) -> int | None:
-    """``value`` if it is a (non-bool) int in ``range(size)``, else None."""
-    if type(value) is int and 0 <= value < size:
-        return value
-    return None
 
 
 #: Every field of a Data Structures state, in digest order: clone, digest and
@@ -238,9 +249,9 @@ class DSState(State):
             return from_hand
         return (VALUE[arr[-1]] + 1) % N_VALUES == value
 
-    def _plays(self, seat: int) -> list[Intent]:
+    def _plays(self, seat: int) -> list[DSIntent]:
         """Every phase-1 play for ``seat`` (hand, queue head, both stack tops)."""
-        out: list[Intent] = []
+        out: list[DSIntent] = []
         arrays = self.arrays[seat]
         closed = self.closed[seat]
         need: list[int] = []  # _EMPTY: any value from the hand; _CLOSED: nothing
@@ -258,40 +269,45 @@ class DSState(State):
                 continue
             for a in range(N_ARRAYS):
                 if need[a] == value or need[a] == _EMPTY:
-                    out.append({"type": "play", "src": "hand", "index": i, "array": a})
+                    out.append(play_hand(i, a))
         if self.queue:
             value = VALUE[self.queue[0]]
             for a in range(N_ARRAYS):
                 if need[a] == value:
-                    out.append({"type": "play", "src": "queue", "array": a})
+                    out.append(PLAY_QUEUE[a])
         for s in (0, 1):
             stack = self.stacks[s]
             if stack:
                 value = VALUE[stack[-1]]
                 for a in range(N_ARRAYS):
                     if need[a] == value:
-                        out.append({"type": "play", "src": "stack", "stack": s, "array": a})
+                        out.append(PLAY_STACK[s][a])
         return out
 
-    def legal(self, seat: int) -> list[Intent]:
-        """Every intent :meth:`apply` accepts from ``seat`` now; ``[]`` when it is not
-        ``seat``'s move or the game is over. Fresh dicts on every call."""
+    def legal_moves(self, seat: int) -> list[DSIntent]:
+        """Every intent value :meth:`apply_move` accepts from ``seat`` now, in the order
+        of :meth:`legal`; ``[]`` when it is not ``seat``'s move or the game is over."""
         if self.result is not None or seat != self.current:
             return []
         hand = self.hands[seat]
         if self.phase == PLAY:
             out = self._plays(seat)
             if not out and not self.played and len(hand) >= 2:
-                out = [{"type": "mulligan", "keep": i} for i in range(len(hand))]
-            out.append(dict(_END_PHASE))
+                out = mulligans(len(hand))
+            out.append(END_PHASE)
             return out
         if not self.stacked and hand:
-            return [{"type": "stack", "index": i} for i in range(len(hand))]
-        out = []
+            return stack_cards(len(hand))
+        moves: list[DSIntent] = []
         if hand and len(self.queue) < QUEUE_SIZE:
-            out = [{"type": "enqueue", "index": i} for i in range(len(hand))]
-        out.append(dict(_END_TURN))
-        return out
+            moves = enqueues(len(hand))
+        moves.append(END_TURN)
+        return moves
+
+    def legal(self, seat: int) -> list[Intent]:
+        """Every intent :meth:`apply` accepts from ``seat`` now; ``[]`` when it is not
+        ``seat``'s move or the game is over. Fresh dicts on every call."""
+        return [move.to_wire() for move in self.legal_moves(seat)]
 
     def default_intent(self, seat: int) -> Intent | None:
         """Turn timeout: phase 1 ends the phase; phase 2 stacks hand card 0 while the
@@ -299,10 +315,10 @@ class DSState(State):
         if self.result is not None or seat != self.current:
             return None
         if self.phase == PLAY:
-            return dict(_END_PHASE)
+            return END_PHASE.to_wire()
         if self.stack_owed():
-            return {"type": "stack", "index": 0}
-        return dict(_END_TURN)
+            return StackCard(0).to_wire()
+        return END_TURN.to_wire()
 
     # ------------------------------------------------------------ intents
 
@@ -310,9 +326,16 @@ class DSState(State):
         if type(seat) is not int or seat not in (0, 1):
             raise IllegalIntent(f"no seat {seat!r} in datastructures (seats are 0 and 1)")
 
+    def _check_mover(self, seat: int) -> None:
+        self._check_seat(seat)
+        if self.result is not None:
+            raise GameOver(f"the game is over ({self.result.reason})")
+        if seat != self.current:
+            raise NotYourTurn(f"it is seat {self.current}'s turn, not seat {seat}'s")
+
     def apply(self, seat: int, intent: Mapping[str, Any]) -> list[Event]:
-        """Apply one intent of ``seat``; returns the raw events (they may name hidden
-        cards: send only :meth:`project_events` of them).
+        """Apply one wire intent of ``seat``; returns the raw events (they may name
+        hidden cards: send only :meth:`project_events` of them).
 
         Raises:
             GameOver: the game has ended.
@@ -321,77 +344,85 @@ class DSState(State):
                 extra fields, bad index, a card that does not fit, wrong phase); the
                 error's ``rule`` names the ruling.
         """
-        self._check_seat(seat)
-        if self.result is not None:
-            raise GameOver(f"the game is over ({self.result.reason})")
-        if seat != self.current:
-            raise NotYourTurn(f"it is seat {self.current}'s turn, not seat {seat}'s")
+        self._check_mover(seat)
         if not isinstance(intent, Mapping):
             raise IllegalIntent(f"an intent is a map, got {type(intent).__name__}")
         kind = intent.get("type")
-        if self.phase == PLAY:
-            if kind == "play":
-                return self._apply_play(seat, intent)
-            if kind == "end_phase" and len(intent) == 1:
-                events: list[Event] = []
-                self._enter_discard(seat, events)
-                return events
-            if kind == "mulligan":
-                return self._apply_mulligan(seat, intent)
-            if kind in ("stack", "enqueue", "end_turn"):
-                raise IllegalIntent(f"{kind!r} belongs to phase 2; end phase 1 first", rule="D7")
-        else:
-            if kind == "stack":
-                return self._apply_stack(seat, intent)
-            if kind == "enqueue":
-                return self._apply_enqueue(seat, intent)
-            if kind == "end_turn" and len(intent) == 1:
-                if self.stack_owed():
-                    raise IllegalIntent("put one hand card on your stack first", rule="D7")
-                return self._end_turn(seat)
-            if kind in ("play", "mulligan", "end_phase"):
-                raise IllegalIntent(f"{kind!r} belongs to phase 1, which has ended", rule="D3")
-        raise IllegalIntent(f"not a datastructures intent: {dict(intent)!r}")
+        phase = PHASE_OF.get(kind)  # type: ignore[arg-type]
+        if phase == DISCARD and self.phase == PLAY:
+            raise IllegalIntent(f"{kind!r} belongs to phase 2; end phase 1 first", rule="D7")
+        if phase == PLAY and self.phase == DISCARD:
+            raise IllegalIntent(f"{kind!r} belongs to phase 1, which has ended", rule="D3")
+        if kind == "stack" or kind == "enqueue":
+            self._check_phase2(kind)  # the turn's own limits come before the intent's shape
+        try:
+            move = from_wire(intent)
+            if isinstance(move, Mulligan) and move.keep >= len(self.hands[seat]):
+                raise IllegalIntent("no such card to keep")
+        except IllegalIntent:
+            if kind != "mulligan":
+                raise
+            raise IllegalIntent(f"not a mulligan intent for a hand of {len(self.hands[seat])}: "
+                                f"{dict(intent)!r}", rule="D6") from None
+        return self._apply(seat, move)
 
-    def _apply_play(self, seat: int, intent: Mapping[str, Any]) -> list[Event]:
-        src = intent.get("src")
-        array = _index(intent.get("array"), N_ARRAYS)
-        if array is None:
-            raise IllegalIntent(f"'array' must be 0, 1 or 2, got {intent.get('array')!r}",
-                                rule="D2")
+    def apply_move(self, seat: int, move: DSIntent) -> list[Event]:
+        """:meth:`apply` for an intent value (bots and rollouts skip the wire form).
+
+        Raises:
+            GameOver, NotYourTurn, IllegalIntent: as :meth:`apply`.
+        """
+        self._check_mover(seat)
+        if PHASE_OF[move.TYPE] != self.phase:
+            return self.apply(seat, move.to_wire())  # the refusal, worded as for the wire
+        return self._apply(seat, move)
+
+    def _apply(self, seat: int, move: DSIntent) -> list[Event]:
+        """Apply a well-formed intent of the seat to move, in the phase it belongs to."""
+        if isinstance(move, Play):
+            return self._apply_play(seat, move)
+        if isinstance(move, StackCard):
+            return self._apply_stack(seat, move.index)
+        if isinstance(move, Enqueue):
+            return self._apply_enqueue(seat, move.index)
+        if isinstance(move, Mulligan):
+            return self._apply_mulligan(seat, move.keep)
+        if isinstance(move, EndPhase):
+            events: list[Event] = []
+            self._enter_discard(seat, events)
+            return events
+        if self.stack_owed():
+            raise IllegalIntent("put one hand card on your stack first", rule="D7")
+        return self._end_turn(seat)
+
+    def _apply_play(self, seat: int, move: Play) -> list[Event]:
+        src = move.src
         event: Event = {"type": "play", "seat": seat, "src": src}
-        if src == "hand" and len(intent) == 4:
+        if src == HAND:
             hand = self.hands[seat]
-            i = _index(intent.get("index"), len(hand))
-            if i is None:
-                raise IllegalIntent(f"no card at hand index {intent.get('index')!r}", rule="D3")
-            card = hand[i]
-            from_hand = True
-            event["index"] = i
-        elif src == "queue" and len(intent) == 3:
+            if move.index is None or move.index >= len(hand):
+                raise IllegalIntent(f"no card at hand index {move.index!r}", rule="D3")
+            card = hand[move.index]
+            event["index"] = move.index
+        elif src == QUEUE:
             if not self.queue:
                 raise IllegalIntent("the queue is empty", rule="D3")
             card = self.queue[0]
-            from_hand = False
-        elif src == "stack" and len(intent) == 4:
-            s = _index(intent.get("stack"), 2)
-            if s is None:
-                raise IllegalIntent(f"'stack' must be 0 or 1, got {intent.get('stack')!r}",
-                                    rule="D3")
-            if not self.stacks[s]:
-                raise IllegalIntent(f"stack {s} is empty", rule="D3")
-            card = self.stacks[s][-1]
-            from_hand = False
-            event["stack"] = s
         else:
-            raise IllegalIntent(f"not a play intent: {dict(intent)!r}", rule="D3")
+            s = move.stack
+            if not self.stacks[s]:  # type: ignore[index]
+                raise IllegalIntent(f"stack {s} is empty", rule="D3")
+            card = self.stacks[s][-1]  # type: ignore[index]
+            event["stack"] = s
+        from_hand = src == HAND
+        array = move.array
         if not self._fits(seat, card, array, from_hand):
-            raise IllegalIntent(self._why_not(seat, card, array), rule=self._rule_not(seat, card,
-                                                                                       array))
+            raise IllegalIntent(self._why_not(seat, card, array),
+                                rule=self._rule_not(seat, card, array))
         # The move itself.
         if from_hand:
             self.hands[seat].pop(event["index"])
-        elif src == "queue":
+        elif src == QUEUE:
             self.queue.pop(0)
         else:
             self.stacks[event["stack"]].pop()
@@ -407,7 +438,7 @@ class DSState(State):
                 return events
         if from_hand and not self.hands[seat]:
             self._draw_hand(seat, HAND_SIZE, events, "D5")
-        if src == "queue" and not self.queue:
+        if src == QUEUE and not self.queue:
             self._fill_queue(events, "D5")
         return events
 
@@ -440,12 +471,11 @@ class DSState(State):
         if count == N_ARRAYS:
             self._finish(Outcome(seat, Reason.THREE_ARRAYS), events)
 
-    def _apply_mulligan(self, seat: int, intent: Mapping[str, Any]) -> list[Event]:
+    def _apply_mulligan(self, seat: int, keep: int) -> list[Event]:
         hand = self.hands[seat]
-        keep = _index(intent.get("keep"), len(hand))
-        if len(intent) != 2 or keep is None:
+        if keep >= len(hand):
             raise IllegalIntent(f"not a mulligan intent for a hand of {len(hand)}: "
-                                f"{dict(intent)!r}", rule="D6")
+                                f"{Mulligan(keep).to_wire()!r}", rule="D6")
         if self.played:
             raise IllegalIntent("a mulligan comes before any play", rule="D6")
         if len(hand) < 2:
@@ -474,30 +504,35 @@ class DSState(State):
             self.discard.append(card)
             events.append({"type": "discard", "seat": seat, "src": "queue", "card": NAME[card]})
 
-    def _apply_stack(self, seat: int, intent: Mapping[str, Any]) -> list[Event]:
-        hand = self.hands[seat]
-        if self.stacked:
-            raise IllegalIntent("one stack card per turn, and it is placed", rule="D7")
-        i = _index(intent.get("index"), len(hand))
-        if len(intent) != 2 or i is None:
-            raise IllegalIntent(f"no card at hand index {intent.get('index')!r}", rule="D7")
-        card = hand.pop(i)
-        self.stacks[seat].append(card)
-        self.stacked = True
-        return [{"type": "stack", "seat": seat, "index": i, "card": NAME[card]}]
-
-    def _apply_enqueue(self, seat: int, intent: Mapping[str, Any]) -> list[Event]:
-        hand = self.hands[seat]
+    def _check_phase2(self, kind: str) -> None:
+        """The turn's limits on a ``stack`` or ``enqueue`` intent (D7)."""
+        if kind == "stack":
+            if self.stacked:
+                raise IllegalIntent("one stack card per turn, and it is placed", rule="D7")
+            return
         if self.stack_owed():
             raise IllegalIntent("put one hand card on your stack first", rule="D7")
         if len(self.queue) >= QUEUE_SIZE:
             raise IllegalIntent("the queue is full", rule="D7")
-        i = _index(intent.get("index"), len(hand))
-        if len(intent) != 2 or i is None:
-            raise IllegalIntent(f"no card at hand index {intent.get('index')!r}", rule="D7")
-        card = hand.pop(i)
+
+    def _apply_stack(self, seat: int, index: int) -> list[Event]:
+        self._check_phase2("stack")
+        hand = self.hands[seat]
+        if index >= len(hand):
+            raise IllegalIntent(f"no card at hand index {index!r}", rule="D7")
+        card = hand.pop(index)
+        self.stacks[seat].append(card)
+        self.stacked = True
+        return [{"type": "stack", "seat": seat, "index": index, "card": NAME[card]}]
+
+    def _apply_enqueue(self, seat: int, index: int) -> list[Event]:
+        self._check_phase2("enqueue")
+        hand = self.hands[seat]
+        if index >= len(hand):
+            raise IllegalIntent(f"no card at hand index {index!r}", rule="D7")
+        card = hand.pop(index)
         self.queue.append(card)
-        return [{"type": "enqueue", "seat": seat, "index": i, "card": NAME[card]}]
+        return [{"type": "enqueue", "seat": seat, "index": index, "card": NAME[card]}]
 
     def _end_turn(self, seat: int) -> list[Event]:
         """End of phase 2, then phase 3 (D8), the D12/D13 checks and the next turn (D9)."""

@@ -40,10 +40,9 @@ from engine.core import (
     rng_fingerprint,
 )
 from engine.fields import Field, FieldTable
+from engine.war.intents import FLIP, FLIP_MOVE, Flip, from_wire
 from engine.war.table import SEATS, STEP
 
-#: The one War intent (W6); ``apply`` compares against this private copy.
-FLIP: dict[str, str] = {"type": "flip"}
 #: The intent ``legal`` hands out, shared between calls to keep the engine fast:
 #: callers must not mutate it. ``apply`` accepts it by identity (a fast path) and
 #: otherwise compares against ``FLIP``; no rule reads its contents.
@@ -122,6 +121,18 @@ class WarState(State):
             return [_FLIP_INTENT]
         return []
 
+    def legal_moves(self, seat: int) -> list[Flip]:
+        """:meth:`legal` as intent values: ``[FLIP_MOVE]`` or ``[]``."""
+        return [FLIP_MOVE] if (seat == 0 or seat == 1) and self.pending[seat] else []
+
+    def apply_move(self, seat: int, move: Flip) -> list[Event]:
+        """:meth:`apply` for an intent value.
+
+        Raises:
+            GameOver, NotYourTurn, IllegalIntent: as :meth:`apply`.
+        """
+        return self.apply(seat, _FLIP_INTENT if move == FLIP_MOVE else move)  # type: ignore[arg-type]
+
     def to_move(self) -> tuple[int, ...]:
         """Seats that still have to flip in the current step (either order, W6)."""
         pending = self.pending
@@ -191,8 +202,8 @@ class WarState(State):
             raise IllegalIntent(f"no seat {seat!r} in War (seats are 0 and 1)", rule="W1")
         if not self.pending[seat]:
             raise NotYourTurn(f"seat {seat} has nothing to flip now", rule="W6")
-        raise IllegalIntent(f"the only War intent is {{'type': 'flip'}}, got {intent!r}",
-                            rule="W6")
+        from_wire(intent)  # raises: the intent is not a flip (W6)
+        raise AssertionError(f"seat {seat} may flip, yet {intent!r} was refused")
 
     def _war_flip(self, seat: int) -> list[Event]:
         """A flip in a war step: face down then face up, or one card face up (W2, W4)."""
