@@ -928,6 +928,6 @@ def new_strategy(name: str, budget: float) -> Any:
     Raises:
         ValueError: unknown strategy name.
     """
-    from engine.bots import get_strategy
+    from engine.bots import get_strategy, timed
 
-    return get_strategy(name, seed=secrets.randbits(64), time_budget=budget)
+    return timed(get_strategy(name, seed=secrets.randbits(64)), budget, clock=time.perf_counter)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import Any
 
 import trio
@@ -23,7 +24,7 @@ import trio
 from client.bots.sdk import GAMES, BotError, Summary, parse_address, play
 from client.session import SessionError
 from client.sim.tournament import parse_options
-from engine.bots import DEFAULT_TIME_BUDGET, describe, get_strategy, strategy_names
+from engine.bots import DEFAULT_TIME_BUDGET, describe, get_strategy, strategy_names, timed
 from protocol.version import __version__
 
 
@@ -92,7 +93,8 @@ def run_connect(args: argparse.Namespace) -> int:
     try:
         host, port = parse_address(args.address)
         options = parse_options(args.option)
-        strategy = get_strategy(args.strategy, seed=args.seed, time_budget=args.time_budget)
+        strategy = timed(get_strategy(args.strategy, seed=args.seed), args.time_budget,
+                         clock=time.perf_counter)
         if args.vs_bot is not None:
             get_strategy(args.vs_bot)
     except ValueError as exc:

@@ -5,41 +5,29 @@
     cardsim tournament war|datastructures [--bots random,greedy,search] ...
 
 Each subcommand lives in its own module under ``client/sim/`` with two
-functions, ``add_arguments(parser)`` and ``run(args) -> int``. A module that is
-not there yet still gets a subcommand, which says plainly that it is not built
-and exits with status 2.
+functions, ``add_arguments(parser)`` and ``run(args) -> int``; :data:`SUBCOMMANDS`
+lists them, one row each.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from types import ModuleType
 
+from client.sim import datastructures, tournament, war
 from protocol.version import __version__
 
 PROG = "cardsim"
 #: subcommand -> (module, one-line help)
-SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "war": ("client.sim.war", "play War games and report their statistics"),
-    "datastructures": ("client.sim.datastructures",
+SUBCOMMANDS: dict[str, tuple[ModuleType, str]] = {
+    "war": (war, "play War games and report their statistics"),
+    "datastructures": (datastructures,
                        "play random Data Structures games and report their statistics"),
-    "tournament": ("client.sim.tournament", "play strategies against each other"),
+    "tournament": (tournament, "play strategies against each other"),
 }
-NOT_BUILT = 2
-
-
-def _load(module: str) -> tuple[ModuleType | None, str | None]:
-    """Import a subcommand module: ``(module, None)``, or ``(None, why)`` if it cannot be."""
-    try:
-        return importlib.import_module(module), None
-    except ModuleNotFoundError as exc:
-        if exc.name == module:
-            return None, "not built yet in this version"
-        return None, f"cannot be loaded ({exc})"
-    except Exception as exc:  # a broken module must not take --help down with it
-        return None, f"cannot be loaded ({type(exc).__name__}: {exc})"
+#: Exit status for bad usage.
+USAGE = 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,12 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG, description="cardsim: offline simulator and tournaments for the card games")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (module_name, summary) in SUBCOMMANDS.items():
-        module, why = _load(module_name)
-        if module is None:
-            p = sub.add_parser(name, help=f"{summary} ({why})", prog=f"{PROG} {name}")
-            p.set_defaults(handler=_not_built(name, why or ""), any_arguments=True)
-            continue
+    for name, (module, summary) in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=summary, description=_user_doc(module.__doc__),
                            prog=f"{PROG} {name}",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -71,22 +54,13 @@ def _user_doc(doc: str | None) -> str | None:
     return "\n\n".join(keep).replace("``", "")
 
 
-def _not_built(name: str, why: str):
-    def handler(args: argparse.Namespace) -> int:
-        print(f"{PROG} {name}: {why}.", file=sys.stderr)
-        return NOT_BUILT
-    return handler
-
-
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of `cardsim`; returns the exit status (2: bad usage or not built)."""
+    """Entry point of `cardsim`; returns the exit status (2: bad usage)."""
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
-    if extra and not getattr(args, "any_arguments", False):
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args = parser.parse_args(argv)
     if getattr(args, "handler", None) is None:
         parser.print_help(sys.stderr)
-        return NOT_BUILT
+        return USAGE
     return int(args.handler(args))
 
 

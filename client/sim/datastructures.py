@@ -26,6 +26,7 @@ from typing import Any
 
 from client.sim.report import Progress, bins_of, describe, histogram, positive_int
 from engine.core import RuleError
+from engine.playout import play_out
 from engine.registry import get_game
 
 GAME = "datastructures"
@@ -51,12 +52,9 @@ def play_random_game(seed: int, player_seeds: tuple[int, int], cap: int) -> Game
     """
     state = get_game(GAME).new_state(seed, {"cap": cap})
     rngs = (random.Random(player_seeds[0]), random.Random(player_seeds[1]))
-    steps = 0
-    while (outcome := state.outcome()) is None:
-        (seat,) = state.to_move()
-        legal = state.legal(seat)
-        state.apply(seat, legal[rngs[seat].randrange(len(legal))])
-        steps += 1
+    steps = play_out(state, lambda _, seat, legal: legal[rngs[seat].randrange(len(legal))])
+    outcome = state.outcome()
+    assert outcome is not None
     view = state.view(None)
     closed = (view["players"][0]["closed"], view["players"][1]["closed"])
     return GameResult(seed, view["turn"], closed, outcome.winner, outcome.reason, steps)

@@ -27,7 +27,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from client.sim.report import Progress
-from engine.bots import DEFAULT_TIME_BUDGET, get_strategy, strategy_names
+from engine.bots import DEFAULT_TIME_BUDGET, get_strategy, strategy_names, timed
+from engine.core import State
+from engine.playout import play_out
 
 #: A game that has not ended after this many intents is a bug somewhere (the
 #: engines cap both games far below it).
@@ -248,32 +250,27 @@ def play_game(game: str, job: GameJob, options: dict[str, Any] | None = None,
 
     engine_game = get_game(game)
     state = engine_game.new_state(job.seed, engine_game.normalize_options(options or {}))
-    players = [get_strategy(name, seed=s, time_budget=time_budget)
+    players = [timed(get_strategy(name, seed=s), time_budget, clock=time.perf_counter)
                for name, s in zip(job.bots, job.strategy_seeds, strict=True)]
     think = [0.0, 0.0]
     decisions = [0, 0]
-    moves = 0
-    while state.outcome() is None:
-        seats = state.to_move()
-        if not seats:
-            raise RuntimeError(f"game {job.index}: nobody to move and no outcome")
-        for seat in seats:
-            if state.outcome() is not None:
-                break
-            legal = state.legal(seat)
-            if not legal:
-                continue
-            started = time.perf_counter()
-            intent = players[seat].choose(game, seat, state.view(seat), legal)
-            think[seat] += time.perf_counter() - started
-            decisions[seat] += 1
-            if intent not in legal:
-                raise RuntimeError(f"game {job.index}: {job.bots[seat]} chose an illegal "
-                                   f"intent {intent!r}")
-            state.apply(seat, intent)
-            moves += 1
-        if moves > MAX_MOVES:
-            raise RuntimeError(f"game {job.index} did not end within {MAX_MOVES} moves")
+
+    def choose(state: State, seat: int, legal: list[dict[str, Any]]) -> dict[str, Any]:
+        started = time.perf_counter()
+        intent = players[seat].choose(game, seat, state.view(seat), legal)
+        think[seat] += time.perf_counter() - started
+        decisions[seat] += 1
+        if intent not in legal:
+            raise RuntimeError(f"game {job.index}: {job.bots[seat]} chose an illegal "
+                               f"intent {intent!r}")
+        return intent
+
+    try:
+        moves = play_out(state, choose, max_moves=MAX_MOVES)
+    except RuntimeError as exc:
+        if str(exc).startswith(f"game {job.index}:"):
+            raise
+        raise RuntimeError(f"game {job.index}: {exc}") from None
     outcome = state.outcome()
     assert outcome is not None
     return GameRecord(job.index, job.bots, job.seed, outcome.winner, outcome.reason, moves,
@@ -454,7 +451,7 @@ def run(args: argparse.Namespace) -> int:
         options = parse_options(args.option)
         get_game(args.game).normalize_options(options)
         for name in bots:
-            get_strategy(name, time_budget=args.time_budget)
+            timed(get_strategy(name), args.time_budget, clock=time.perf_counter)
         jobs = schedule(bots, args.games, args.seed)
     except (ValueError, RuleError) as exc:
         print(f"cardsim tournament: {exc}", file=sys.stderr)

@@ -27,6 +27,7 @@ from typing import Any
 
 from client.sim.report import Progress, bins_of, describe, histogram, positive_int
 from engine.core import RuleError
+from engine.playout import play_out
 from engine.registry import get_game
 
 GAME = "war"
@@ -50,13 +51,7 @@ def play_game(seed: int, options: dict[str, Any]) -> WarResult:
         BadOption: invalid ``options``.
     """
     state = get_game(GAME).new_state(seed, options)
-    legal = state.legal
-    apply = state.apply
-    while state.outcome() is None:
-        for seat in (0, 1):
-            intents = legal(seat)
-            if intents:
-                apply(seat, intents[0])
+    play_out(state, lambda _, seat, legal: legal[0])
     outcome = state.outcome()
     assert outcome is not None
     view = state.view(None)

@@ -47,30 +47,16 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.bots.base import Intent, View, flip_intent, make_rng, require_legal
+from engine.bots.base import DEFAULT_BUDGET, Intent, View, flip_intent, require_legal
+from engine.bots.budget import Budget
+from engine.datastructures.deck import ACE, N_VALUES, value_of
+from engine.datastructures.intents import HAND, QUEUE, STACK, DSIntent, Play, from_wire
 
-#: Values in one array cycle (2..K) and the "value" of an ace.
-N_VALUES = 12
-ACE = -1
 #: ``need`` markers for an empty array (hand only) and a closed one.
 EMPTY = -1
 CLOSED = -2
 #: Below this ``keep`` a card is worth cycling through the queue.
 ENQUEUE_BELOW = 0.4
-
-_RANK_VALUE = {**{str(r): r - 2 for r in range(2, 11)}, "J": 9, "Q": 10, "K": 11, "A": ACE}
-
-
-def card_value(card: str) -> int:
-    """The array value of a wire card string: 0..11 for ``2``..``K``, :data:`ACE` for aces.
-
-    Raises:
-        ValueError: not a card string.
-    """
-    try:
-        return _RANK_VALUE[card[:-1]]
-    except (KeyError, TypeError):
-        raise ValueError(f"not a card: {card!r}") from None
 
 
 @dataclass(slots=True)
@@ -109,13 +95,13 @@ def board_from_view(view: View, seat: int) -> Board:
             elif not cards:
                 n.append(EMPTY)
             else:
-                n.append((card_value(cards[-1]) + 1) % N_VALUES)
+                n.append((value_of(cards[-1]) + 1) % N_VALUES)
         need.append(n)
         length.append(ln)
         stack = player["stack"]
-        tops.append(card_value(stack[-1]) if stack else None)
-    hand = [card_value(c) for c in (view.get("hand") or [])]
-    queue = [card_value(c) for c in view["queue"]]
+        tops.append(value_of(stack[-1]) if stack else None)
+    hand = [value_of(c) for c in (view.get("hand") or [])]
+    queue = [value_of(c) for c in view["queue"]]
     return Board(seat, hand, queue, tops, need, length)
 
 
@@ -179,28 +165,28 @@ def _run_length(start: int, pool: list[int]) -> int:
     return n
 
 
-def _play_value(board: Board, intent: Intent) -> int:
-    src = intent["src"]
-    if src == "hand":
-        return board.hand[intent["index"]]
-    if src == "queue":
+def _play_value(board: Board, move: Play) -> int:
+    src = move.src
+    if src == HAND:
+        return board.hand[move.index]  # type: ignore[index]
+    if src == QUEUE:
         return board.queue[0]
-    top = board.stack_top[intent["stack"]]
+    top = board.stack_top[move.stack]  # type: ignore[index]
     assert top is not None
     return top
 
 
-def score_play(board: Board, intent: Intent, available: list[int] | None = None) -> float:
+def score_play(board: Board, move: Play, available: list[int] | None = None) -> float:
     """The phase-1 score of a ``play`` intent (higher is better; see the module doc).
 
     ``available`` is :func:`_available` of ``board`` when the caller has it already.
     """
     me = board.seat
-    a = intent["array"]
-    value = _play_value(board, intent)
+    a = move.array
+    value = _play_value(board, move)
     need = board.need[me][a]
     length = board.length[me][a]
-    src = intent["src"]
+    src = move.src
     if need == EMPTY:
         # Start an array: with a card no other array wants, beginning a long run.
         pool = list(_available(board) if available is None else available)
@@ -212,13 +198,13 @@ def score_play(board: Board, intent: Intent, available: list[int] | None = None)
         score = 100.0 + 10.0 * length
         if length == N_VALUES - 1:
             score += 1000.0
-    if src == "queue":
+    if src == QUEUE:
         score += 6.0
-    elif src == "stack":
-        score += 8.0 if intent["stack"] != me else 4.0
+    elif src == STACK:
+        score += 8.0 if move.stack != me else 4.0
     elif len(board.hand) == 1:
         score += 15.0
-    if src != "hand" and help_value(board, value) >= 1.0:
+    if src != HAND and help_value(board, value) >= 1.0:
         score += 20.0
     return score
 
@@ -228,46 +214,60 @@ def score_stack(board: Board, value: int) -> float:
     return keep_value(board, value) + 1.5 * help_value(board, value)
 
 
-def choose_on_board(board: Board, legal: Sequence[Intent], rng: random.Random) -> Intent:
-    """The greedy choice among ``legal`` for ``board``. Pure; ``rng`` breaks ties.
+def choose_on_board(board: Board, legal: Sequence[DSIntent], rng: random.Random) -> DSIntent:
+    """The greedy choice among the intent values ``legal`` for ``board``. Pure; ``rng``
+    breaks ties.
 
     Raises:
         ValueError: ``legal`` is empty.
     """
     require_legal(legal)
-    kind = legal[0]["type"]
+    kind = legal[0].TYPE
+    hand = board.hand
     if kind in ("play", "mulligan", "end_phase"):
-        plays = [i for i in legal if i["type"] == "play"]
+        plays = [m for m in legal if m.TYPE == "play"]
         if plays:
             available = _available(board)
-            return _best(plays, [score_play(board, i, available) for i in plays], rng)
-        mulligans = [i for i in legal if i["type"] == "mulligan"]
+            return _best(plays, [score_play(board, m, available)  # type: ignore[arg-type]
+                                 for m in plays], rng)
+        mulligans = [m for m in legal if m.TYPE == "mulligan"]
         if mulligans:
             # The kept card is the one to stack: keep the cheapest to give up.
-            return _best(mulligans, [-score_stack(board, board.hand[i["keep"]])
-                                     for i in mulligans], rng)
+            return _best(mulligans, [-score_stack(board, hand[m.keep])  # type: ignore[union-attr]
+                                     for m in mulligans], rng)
         return legal[0] if kind == "end_phase" else _first(legal, "end_phase")
     if kind == "stack":
-        return _best(list(legal), [-score_stack(board, board.hand[i["index"]])
-                                   for i in legal], rng)
-    enqueues = [i for i in legal if i["type"] == "enqueue"]
-    candidates = [i for i in enqueues
-                  if keep_value(board, board.hand[i["index"]]) < ENQUEUE_BELOW
-                  and help_value(board, board.hand[i["index"]]) < 1.0]
+        return _best(list(legal), [-score_stack(board, hand[m.index])  # type: ignore[union-attr]
+                                   for m in legal], rng)
+    candidates = [m for m in legal if m.TYPE == "enqueue"
+                  and keep_value(board, hand[m.index]) < ENQUEUE_BELOW  # type: ignore[union-attr]
+                  and help_value(board, hand[m.index]) < 1.0]  # type: ignore[union-attr]
     if candidates:
-        return _best(candidates, [-score_stack(board, board.hand[i["index"]])
-                                  for i in candidates], rng)
+        return _best(candidates, [-score_stack(board, hand[m.index])  # type: ignore[union-attr]
+                                  for m in candidates], rng)
     return _first(legal, "end_turn")
 
 
-def _first(legal: Sequence[Intent], kind: str) -> Intent:
-    for intent in legal:
-        if intent["type"] == kind:
-            return intent
+def choose_wire(board: Board, legal: Sequence[Intent], rng: random.Random) -> Intent:
+    """:func:`choose_on_board` for wire intents: returns the very element of ``legal``.
+
+    Raises:
+        ValueError: ``legal`` is empty.
+        IllegalIntent: an element of ``legal`` is not a Data Structures intent.
+    """
+    require_legal(legal)
+    moves = [from_wire(intent) for intent in legal]
+    return legal[moves.index(choose_on_board(board, moves, rng))]
+
+
+def _first(legal: Sequence[DSIntent], kind: str) -> DSIntent:
+    for move in legal:
+        if move.TYPE == kind:
+            return move
     return legal[-1]
 
 
-def _best(options: Sequence[Intent], scores: Sequence[float], rng: random.Random) -> Intent:
+def _best(options: Sequence[DSIntent], scores: Sequence[float], rng: random.Random) -> DSIntent:
     top = max(scores)
     best = [o for o, s in zip(options, scores, strict=True) if s >= top - 1e-9]
     return best[0] if len(best) == 1 else best[rng.randrange(len(best))]
@@ -283,10 +283,11 @@ class GreedyStrategy:
     name = "greedy"
 
     def __init__(self, seed: int | None = None) -> None:
-        self.rng = make_rng(seed)
+        self.rng = random.Random(seed)
 
-    def choose(self, game: str, seat: int, view: View, legal: Sequence[Intent]) -> Intent:
-        """The best-scoring element of ``legal``.
+    def choose(self, game: str, seat: int, view: View, legal: Sequence[Intent],
+               budget: Budget = DEFAULT_BUDGET) -> Intent:
+        """The best-scoring element of ``legal`` (one step: the budget is not needed).
 
         Raises:
             ValueError: ``legal`` is empty, or the view is not a seat's view.
@@ -294,4 +295,4 @@ class GreedyStrategy:
         require_legal(legal)
         if game == "war":
             return flip_intent(legal)
-        return choose_on_board(board_from_view(view, seat), legal, self.rng)
+        return choose_wire(board_from_view(view, seat), legal, self.rng)

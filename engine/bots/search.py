@@ -4,7 +4,7 @@ Each decision is a flat Monte Carlo search over the seat's legal intents:
 
 1. Equivalent intents are merged (two hand cards of the same value put on the
    same array, or stacked, are the same move for the rules that matter).
-2. Repeatedly, until the time budget is spent: sample one *world*, a full
+2. Repeatedly, until the decision's budget is spent: sample one *world*, a full
    state consistent with the seat's view (``engine.datastructures.determinize``
    deals the unseen cards -- the opponent's hand, the deck order, the face-down
    recycle pile -- uniformly at random), then for *every* candidate intent
@@ -35,21 +35,23 @@ War: it flips.
 from __future__ import annotations
 
 import math
-import time
+import random
 from collections.abc import Sequence
 from typing import Any
 
-from engine.bots.base import Intent, View, flip_intent, make_rng, require_legal
+from engine.bots.base import DEFAULT_BUDGET, Intent, View, flip_intent, require_legal
+from engine.bots.budget import Budget
 from engine.bots.greedy import (
     CLOSED,
     EMPTY,
-    N_VALUES,
     Board,
     board_from_view,
     choose_on_board,
 )
 from engine.datastructures import determinize
-from engine.datastructures.deck import VALUE
+from engine.datastructures.deck import N_VALUES, VALUE
+from engine.datastructures.intents import HAND, DSIntent, Play, from_wire
+from engine.playout import play_out
 
 #: Cards in a complete array.
 ARRAY_LEN = N_VALUES
@@ -60,21 +62,22 @@ POTENTIAL = 0.8
 
 #: Score of a won (lost: minus) game inside a rollout.
 WIN = 1000.0
-#: Fraction of the budget used for thinking; the rest is headroom for the caller.
+#: Fraction of a time budget used for thinking; the rest is headroom for the caller.
 BUDGET_SHARE = 0.9
 
 
 class SearchStrategy:
     """Determinized flat Monte Carlo search with greedy rollouts (module docstring).
 
+    Each decision samples worlds until its :class:`~engine.bots.budget.Budget` is
+    spent: ``max_iterations`` counts worlds; a deadline is kept to
+    :data:`BUDGET_SHARE` of the time left when the decision starts (one rollout of
+    overshoot at most, typically under a millisecond).
+
     Args:
         seed: seeds sampling and tie-breaks (None: from the OS).
-        time_budget: seconds per decision (the search stops in time; one
-            rollout of overshoot at most, typically under a millisecond).
         horizon: turn ends a rollout plays through before it is scored
             (2: the rest of this turn and the opponent's next one).
-        max_worlds: optional cap on sampled worlds per decision (for tests and
-            reproducible runs); None: only the time budget limits it.
         confidence: when > 0, the search leaves the greedy choice only for a
             candidate whose mean advantage over it, world by world, exceeds
             this many standard errors (default 0: always the best mean).
@@ -82,14 +85,10 @@ class SearchStrategy:
 
     name = "search"
 
-    def __init__(self, seed: int | None = None, time_budget: float = 0.1, horizon: int = 2,
-                 max_worlds: int | None = None, confidence: float = 0.0) -> None:
-        if not time_budget > 0:
-            raise ValueError(f"time_budget must be > 0 seconds, got {time_budget!r}")
-        self.rng = make_rng(seed)
-        self.time_budget = float(time_budget)
+    def __init__(self, seed: int | None = None, horizon: int = 2,
+                 confidence: float = 0.0) -> None:
+        self.rng = random.Random(seed)
         self.horizon = horizon
-        self.max_worlds = max_worlds
         self.confidence = confidence
         #: Statistics of the last decision: worlds sampled, whether it left the
         #: heuristic's choice, and the mean advantage (and its standard error) of
@@ -99,41 +98,42 @@ class SearchStrategy:
         self.last_gain = 0.0
         self.last_stderr = 0.0
 
-    def choose(self, game: str, seat: int, view: View, legal: Sequence[Intent]) -> Intent:
-        """The candidate with the best mean rollout score, within the time budget.
+    def choose(self, game: str, seat: int, view: View, legal: Sequence[Intent],
+               budget: Budget = DEFAULT_BUDGET) -> Intent:
+        """The candidate with the best mean rollout score, within ``budget``.
 
         Raises:
             ValueError: ``legal`` is empty, or the view is not ``seat``'s view.
         """
-        started = time.perf_counter()
+        left = budget.remaining()
         require_legal(legal)
         if game == "war":
             return flip_intent(legal)
         board = board_from_view(view, seat)
-        candidates = _distinct(board, legal)
+        moves = [from_wire(intent) for intent in legal]
+        candidates = _distinct(board, moves)
         self.last_worlds = 0
         if len(candidates) == 1:
-            return candidates[0]
-        deadline = started + self.time_budget * BUDGET_SHARE
-        greedy = (_index_of(board, candidates, choose_on_board(board, legal, self.rng))
+            return legal[moves.index(candidates[0])]
+        reserve = None if left is None else left * (1 - BUDGET_SHARE)
+        greedy = (_index_of(board, candidates, choose_on_board(board, moves, self.rng))
                   if self.confidence > 0 else 0)
         totals = [0.0] * len(candidates)
         squares = [0.0] * len(candidates)  # sums of squared advantages over greedy's choice
         worlds = 0
         round_cost = 0.0
         while True:
-            now = time.perf_counter()
-            if worlds and now + round_cost > deadline:
-                break
-            if self.max_worlds is not None and worlds >= self.max_worlds:
-                break
+            before = None if reserve is None else budget.remaining()
+            if worlds and (worlds == budget.max_iterations or (
+                    before is not None and before - round_cost < reserve)):  # type: ignore[operator]
+                break  # the deadline kept is the share's, before the budget's own
             world = determinize(view, seat, self.rng)
             scores = []
-            for intent in candidates:
-                if worlds and time.perf_counter() > deadline:
+            for move in candidates:
+                if worlds and reserve is not None and budget.remaining() < reserve:  # type: ignore[operator]
                     break  # out of time mid-round: drop the round (compare like with like)
                 state = world.clone()
-                state.apply(seat, intent)
+                state.apply_move(seat, move)
                 scores.append(self._rollout(state, seat))
             if len(scores) < len(candidates):
                 break
@@ -142,7 +142,8 @@ class SearchStrategy:
                 totals[k] += score
                 squares[k] += (score - base) ** 2
             worlds += 1
-            round_cost = time.perf_counter() - now
+            if before is not None:
+                round_cost = before - budget.remaining()  # type: ignore[operator]
         self.last_worlds = worlds
         best = max(totals)
         tied = [k for k, t in enumerate(totals) if t >= best - 1e-9]
@@ -155,53 +156,53 @@ class SearchStrategy:
             if gain <= self.confidence * self.last_stderr:
                 pick = greedy  # not clearly better than the heuristic: keep its choice
         self.last_deviated = pick != greedy
-        return candidates[pick]
+        return legal[moves.index(candidates[pick])]
 
     def _rollout(self, state: Any, seat: int) -> float:
         """Play greedy for both seats through ``horizon`` turn ends; score for ``seat``."""
         stop = state.turn + self.horizon - (1 if state.current != seat else 0)
         rng = self.rng
-        while state.result is None and state.turn < stop:
-            mover = state.current
-            legal = state.legal(mover)
+
+        def greedy(state: Any, mover: int, legal: list[DSIntent]) -> DSIntent:
             if len(legal) == 1:
-                state.apply(mover, legal[0])
-            else:
-                state.apply(mover, choose_on_board(board_from_state(state, mover), legal, rng))
+                return legal[0]
+            return choose_on_board(board_from_state(state, mover), legal, rng)
+
+        play_out(state, greedy, until=lambda s: s.turn >= stop, values=True)
         return evaluate(state, seat)
 
 
-def _key(board: Board, intent: Intent) -> tuple[Any, ...]:
-    """Equal for intents with the same effect (same card value, same target)."""
-    kind = intent["type"]
-    if kind == "play" and intent["src"] == "hand":
-        return (kind, "hand", board.hand[intent["index"]], intent["array"])
+def _key(board: Board, move: DSIntent) -> Any:
+    """Equal for intent values with the same effect (same card value, same target)."""
+    if isinstance(move, Play) and move.src == HAND:
+        return ("play", HAND, board.hand[move.index], move.array)  # type: ignore[index]
+    kind = move.TYPE
     if kind in ("stack", "enqueue"):
-        return (kind, board.hand[intent["index"]])
+        return (kind, board.hand[move.index])  # type: ignore[union-attr]
     if kind == "mulligan":
-        return (kind, board.hand[intent["keep"]])
-    return tuple(sorted(intent.items()))
+        return (kind, board.hand[move.keep])  # type: ignore[union-attr]
+    return move
 
 
-def _distinct(board: Board, legal: Sequence[Intent]) -> list[Intent]:
+def _distinct(board: Board, legal: Sequence[DSIntent]) -> list[DSIntent]:
     """``legal`` with equivalent intents merged (same card value, same effect)."""
-    seen: set[tuple[Any, ...]] = set()
+    seen: set[Any] = set()
     out = []
-    for intent in legal:
-        key = _key(board, intent)
+    for move in legal:
+        key = _key(board, move)
         if key not in seen:
             seen.add(key)
-            out.append(intent)
+            out.append(move)
     return out
 
 
-def _index_of(board: Board, candidates: list[Intent], intent: Intent) -> int:
-    """The index of the candidate equivalent to ``intent``."""
-    key = _key(board, intent)
+def _index_of(board: Board, candidates: list[DSIntent], move: DSIntent) -> int:
+    """The index of the candidate equivalent to ``move``."""
+    key = _key(board, move)
     for k, candidate in enumerate(candidates):
         if _key(board, candidate) == key:
             return k
-    raise AssertionError(f"{intent!r} is not among the candidates")
+    raise AssertionError(f"{move!r} is not among the candidates")
 
 
 def board_from_state(state: Any, seat: int) -> Board:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
-from engine.bots.base import Intent, View, flip_intent, make_rng, require_legal
+from engine.bots.base import DEFAULT_BUDGET, Intent, View, flip_intent, require_legal
+from engine.bots.budget import Budget
 
 
 class RandomStrategy:
@@ -17,10 +19,11 @@ class RandomStrategy:
     name = "random"
 
     def __init__(self, seed: int | None = None) -> None:
-        self.rng = make_rng(seed)
+        self.rng = random.Random(seed)
 
-    def choose(self, game: str, seat: int, view: View, legal: Sequence[Intent]) -> Intent:
-        """A uniformly random element of ``legal``.
+    def choose(self, game: str, seat: int, view: View, legal: Sequence[Intent],
+               budget: Budget = DEFAULT_BUDGET) -> Intent:
+        """A uniformly random element of ``legal`` (the budget is not needed).
 
         Raises:
             ValueError: ``legal`` is empty.

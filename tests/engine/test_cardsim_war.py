@@ -81,14 +81,12 @@ def test_bad_arguments_exit_2(capsys) -> None:
     capsys.readouterr()
 
 
-def test_a_missing_subcommand_module_says_not_built(monkeypatch, capsys) -> None:
-    monkeypatch.setitem(cli.SUBCOMMANDS, "later", ("client.sim.not_there_yet", "coming soon"))
-    assert cli.main(["later", "--anything"]) == 2
-    assert "not built" in capsys.readouterr().err
+def test_help_lists_every_subcommand(capsys) -> None:
     with pytest.raises(SystemExit) as exc:
         cli.main(["--help"])
     assert exc.value.code == 0
-    assert "later" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert all(name in out for name in cli.SUBCOMMANDS)
 
 
 def test_other_subcommands_are_routed(capsys) -> None:

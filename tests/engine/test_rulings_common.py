@@ -12,7 +12,6 @@ before or just after, or cards the event turns face up by rule (``TURNED_UP``). 
 
 from __future__ import annotations
 
-import importlib.util
 import random
 from collections import deque
 from collections.abc import Callable
@@ -22,21 +21,14 @@ import pytest
 
 from engine import cards, fairness
 from engine.core import GameOver, State
-from engine.registry import get_game
+from engine.registry import game_names, get_game
 
-GAME_NAMES = ["war", "datastructures"]
+GAME_NAMES = game_names()
 #: Options that keep random games short enough for the test budget.
 OPTIONS = {"war": {"cap": 150}, "datastructures": {"cap": 40}}
 
 
-def _game_param(name: str) -> Any:
-    if name == "datastructures" and importlib.util.find_spec("engine.datastructures") is None:
-        return pytest.param(name, marks=pytest.mark.skip(
-            reason="engine.datastructures not built yet (runs once it exists)"))
-    return pytest.param(name)
-
-
-GAMES = [_game_param(name) for name in GAME_NAMES]
+GAMES = GAME_NAMES
 
 
 def random_game(name: str, seed: int, play_seed: int, *, steps: int | None = None,

@@ -9,9 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.bots import describe, get_strategy, strategy_names
-from engine.bots.greedy import board_from_view, card_value, choose_on_board
+from engine.bots import Budget, describe, get_strategy, strategy_names, timed
+from engine.bots.greedy import board_from_view, choose_on_board, choose_wire
 from engine.bots.search import SearchStrategy, board_from_state
+from engine.datastructures.deck import value_of
+from engine.datastructures.intents import from_wire
 from engine.registry import get_game
 
 
@@ -33,16 +35,16 @@ def test_names_and_errors() -> None:
     with pytest.raises(ValueError, match="unknown strategy"):
         get_strategy("nope")
     with pytest.raises(ValueError, match="time_budget"):
-        get_strategy("search", time_budget=0)
+        timed(get_strategy("search"), 0, clock=time.perf_counter)
     for name in strategy_names():
         with pytest.raises(ValueError):
             get_strategy(name, seed=1).choose("datastructures", 0, {}, [])
 
 
 def test_card_value() -> None:
-    assert [card_value(c) for c in ("2C", "10H", "JD", "QS", "KC", "AH")] == [0, 8, 9, 10, 11, -1]
+    assert [value_of(c) for c in ("2C", "10H", "JD", "QS", "KC", "AH")] == [0, 8, 9, 10, 11, -1]
     with pytest.raises(ValueError):
-        card_value("back")
+        value_of("back")
 
 
 @settings(max_examples=40, deadline=None)
@@ -53,7 +55,7 @@ def test_datastructures_strategies_only_return_legal_intents(seed: int, moves: i
     state = _reach("datastructures", seed, moves, walk)
     if state.outcome() is not None:
         return
-    strategy = get_strategy(name, seed=walk, time_budget=0.003)
+    strategy = timed(get_strategy(name, seed=walk), 0.003, clock=time.perf_counter)
     for _ in range(6):  # a few consecutive decisions from here
         if state.outcome() is not None:
             break
@@ -71,8 +73,8 @@ def test_war_strategies_flip(seed: int, moves: int, walk: int) -> None:
     for seat in state.to_move():
         legal = state.legal(seat)
         for name in strategy_names():
-            intent = get_strategy(name, seed=1, time_budget=0.01).choose(
-                "war", seat, state.view(seat), legal)
+            intent = get_strategy(name, seed=1).choose(
+                "war", seat, state.view(seat), legal, Budget.timed(0.01, clock=time.perf_counter))
             assert intent == {"type": "flip"} and intent in legal
 
 
@@ -103,13 +105,13 @@ def test_greedy_is_deterministic_for_a_seed_and_closes_when_it_can() -> None:
     pick = get_strategy("greedy", seed=3).choose("datastructures", seat, state.view(seat), legal)
     assert pick == {"type": "play", "src": "hand", "index": 2, "array": 1}
     board = board_from_view(state.view(seat), seat)
-    again = [choose_on_board(board, legal, random.Random(9)) for _ in range(2)]
+    again = [choose_wire(board, legal, random.Random(9)) for _ in range(2)]
     assert again[0] == again[1]
 
 
 def test_search_respects_its_time_budget() -> None:
     for budget in (0.02, 0.05):
-        strategy = SearchStrategy(seed=5, time_budget=budget)
+        strategy = SearchStrategy(seed=5)
         worst = 0.0
         state = _reach("datastructures", 99, 0, 0)
         for _ in range(25):
@@ -118,7 +120,8 @@ def test_search_respects_its_time_budget() -> None:
             seat = state.current
             view, legal = state.view(seat), state.legal(seat)
             started = time.perf_counter()
-            intent = strategy.choose("datastructures", seat, view, legal)
+            intent = strategy.choose("datastructures", seat, view, legal,
+                                     Budget.timed(budget, clock=time.perf_counter))
             worst = max(worst, time.perf_counter() - started)
             state.apply(seat, intent)
         # The search stops after at most one rollout past 90% of the budget; the
@@ -126,7 +129,7 @@ def test_search_respects_its_time_budget() -> None:
         assert worst <= budget * 1.2 + 0.03, (budget, worst)
 
 
-def test_search_stops_at_its_deadline_on_a_fake_clock(monkeypatch) -> None:
+def test_search_stops_at_its_deadline_on_a_fake_clock() -> None:
     """Every clock reading advances 1 ms: the search must stop at 90% of the budget."""
     import engine.bots.search as search
 
@@ -136,14 +139,14 @@ def test_search_stops_at_its_deadline_on_a_fake_clock(monkeypatch) -> None:
         now[0] += 0.001
         return now[0]
 
-    monkeypatch.setattr(search.time, "perf_counter", tick)
     state = _reach("datastructures", 42, 0, 0)
-    strategy = SearchStrategy(seed=1, time_budget=0.05)
+    strategy = SearchStrategy(seed=1)
     for _ in range(30):
         seat = state.current
         view, legal = state.view(seat), state.legal(seat)
         start = now[0]
-        intent = strategy.choose("datastructures", seat, view, legal)
+        intent = strategy.choose("datastructures", seat, view, legal,
+                                 Budget.timed(0.05, clock=tick))
         used = now[0] - start
         assert used <= 0.05 * search.BUDGET_SHARE + 0.003, used
         if strategy.last_worlds:
@@ -154,9 +157,10 @@ def test_search_stops_at_its_deadline_on_a_fake_clock(monkeypatch) -> None:
 def test_search_samples_several_worlds() -> None:
     state = _reach("datastructures", 5, 0, 0)
     seat = state.current
-    strategy = SearchStrategy(seed=1, time_budget=5.0, max_worlds=7)
+    strategy = SearchStrategy(seed=1)
     legal = state.legal(seat)
-    intent = strategy.choose("datastructures", seat, state.view(seat), legal)
+    intent = strategy.choose("datastructures", seat, state.view(seat), legal,
+                             Budget.iterations(7))
     assert intent in legal
     assert strategy.last_worlds in (0, 7)  # 0 only when every legal intent is equivalent
 
@@ -183,7 +187,7 @@ def test_search_keeps_the_heuristic_choice_without_a_clear_margin() -> None:
     import engine.bots.search as search
 
     state = _reach("datastructures", 8, 0, 0)
-    strict = SearchStrategy(seed=2, time_budget=5.0, max_worlds=4, confidence=1e9)
+    strict = SearchStrategy(seed=2, confidence=1e9)
     searched = deviated = 0
     for _ in range(60):
         if state.outcome() is not None:
@@ -194,11 +198,12 @@ def test_search_keeps_the_heuristic_choice_without_a_clear_margin() -> None:
         # The search's first use of its generator is the heuristic's choice: replay it.
         rng_copy = random.Random()
         rng_copy.setstate(strict.rng.getstate())
-        expected = search._key(board, choose_on_board(board, legal, rng_copy))
-        pick = strict.choose("datastructures", seat, view, legal)
+        moves = [from_wire(i) for i in legal]
+        expected = search._key(board, choose_on_board(board, moves, rng_copy))
+        pick = strict.choose("datastructures", seat, view, legal, Budget.iterations(4))
         if strict.last_worlds:
             searched += 1
-            if search._key(board, pick) != expected:
+            if search._key(board, from_wire(pick)) != expected:
                 # only a candidate better in every sampled world may replace it
                 assert strict.last_deviated and strict.last_gain > 0
                 assert strict.last_stderr == 0.0
@@ -233,3 +238,25 @@ def test_potential_chains_hand_queue_and_stacks() -> None:
     # An empty open array takes one spare hand card.
     state.closed[seat] = [False, False, True]
     assert _potential(state, seat, public=False) == 2
+
+
+def test_timed_gives_every_decision_a_fresh_budget_on_the_callers_clock() -> None:
+    now = [0.0]
+    seen: list[Budget] = []
+
+    class Recorder:
+        name = "recorder"
+
+        def choose(self, game, seat, view, legal, budget):
+            seen.append(budget)
+            now[0] += 10.0          # each decision takes "10 s" of the fake clock
+            return legal[0]
+
+    bot = timed(Recorder(), 0.5, clock=lambda: now[0])
+    assert bot.name == "recorder"
+    for _ in range(2):
+        assert bot.choose("war", 0, {}, [{"type": "flip"}]) == {"type": "flip"}
+    assert [b.deadline for b in seen] == [0.5, 10.5]
+    explicit = Budget.iterations(3)
+    bot.choose("war", 0, {}, [{"type": "flip"}], explicit)
+    assert seen[-1] is explicit
