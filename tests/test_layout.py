@@ -27,6 +27,9 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "server": ("client", "scripts", "tests"),
     "client": ("server", "scripts", "tests"),
 }
+#: Libraries the pure engine must not import: no I/O, no clocks, no trio.
+ENGINE_FORBIDDEN_LIBRARIES = ("time", "datetime", "trio", "socket", "asyncio", "threading",
+                              "os", "io", "sqlite3", "logging", "secrets")
 #: Import circles known today and being removed elsewhere; each entry is the set
 #: of modules of one circle. A circle not listed here fails the test.
 EXPECTED_CIRCLES: list[frozenset[str]] = [
@@ -150,6 +153,14 @@ def test_no_import_crosses_a_forbidden_arrow(room: str) -> None:
             if top in FORBIDDEN[room]:
                 crossings.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
     assert not crossings, "\n".join(crossings)
+
+
+def test_the_engine_imports_no_clock_no_io_and_no_trio() -> None:
+    found = [f"{path.relative_to(ROOT)}:{line} imports {target}"
+             for name, path in MODULES.items() if name.split(".")[0] == "engine"
+             for target, line in _imports(name, path)
+             if target.split(".")[0] in ENGINE_FORBIDDEN_LIBRARIES]
+    assert not found, "\n".join(found)
 
 
 def test_the_circle_finder_finds_a_circle_and_the_parser_sees_lazy_imports(tmp_path) -> None:

@@ -22,7 +22,7 @@ that. ``to_wire()`` gives the map back, so ``from_wire(m.to_wire()) == m``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from engine.core import IllegalIntent, Intent
@@ -44,7 +44,9 @@ class _Wired:
         object.__setattr__(self, "_wire", self._build())
 
     def _build(self) -> Intent:
-        raise NotImplementedError
+        """The wire map: ``type`` first, then the fields in declaration order."""
+        return {"type": self.TYPE,  # type: ignore[attr-defined]
+                **{f.name: getattr(self, f.name) for f in fields(self) if f.init}}  # type: ignore[arg-type]
 
     def to_wire(self) -> Intent:
         """The intent as a fresh map, keys in the documented order."""
@@ -87,9 +89,6 @@ class Mulligan(_Wired):
     keep: int
     _wire: Intent = field(init=False, repr=False, compare=False)
 
-    def _build(self) -> Intent:
-        return {"type": "mulligan", "keep": self.keep}
-
 
 @dataclass(frozen=True, slots=True)
 class EndPhase(_Wired):
@@ -97,9 +96,6 @@ class EndPhase(_Wired):
 
     TYPE: ClassVar[str] = "end_phase"
     _wire: Intent = field(init=False, repr=False, compare=False)
-
-    def _build(self) -> Intent:
-        return {"type": "end_phase"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,9 +106,6 @@ class StackCard(_Wired):
     index: int
     _wire: Intent = field(init=False, repr=False, compare=False)
 
-    def _build(self) -> Intent:
-        return {"type": "stack", "index": self.index}
-
 
 @dataclass(frozen=True, slots=True)
 class Enqueue(_Wired):
@@ -122,9 +115,6 @@ class Enqueue(_Wired):
     index: int
     _wire: Intent = field(init=False, repr=False, compare=False)
 
-    def _build(self) -> Intent:
-        return {"type": "enqueue", "index": self.index}
-
 
 @dataclass(frozen=True, slots=True)
 class EndTurn(_Wired):
@@ -132,9 +122,6 @@ class EndTurn(_Wired):
 
     TYPE: ClassVar[str] = "end_turn"
     _wire: Intent = field(init=False, repr=False, compare=False)
-
-    def _build(self) -> Intent:
-        return {"type": "end_turn"}
 
 
 DSIntent = Play | Mulligan | EndPhase | StackCard | Enqueue | EndTurn

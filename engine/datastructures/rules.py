@@ -515,22 +515,23 @@ class DSState(State):
         if len(self.queue) >= QUEUE_SIZE:
             raise IllegalIntent("the queue is full", rule="D7")
 
-    def _apply_stack(self, seat: int, index: int) -> list[Event]:
-        self._check_phase2("stack")
+    def _pop_hand(self, seat: int, index: int) -> int:
+        """Take hand card ``index`` of ``seat`` for phase 2 (D7)."""
         hand = self.hands[seat]
         if index >= len(hand):
             raise IllegalIntent(f"no card at hand index {index!r}", rule="D7")
-        card = hand.pop(index)
+        return hand.pop(index)
+
+    def _apply_stack(self, seat: int, index: int) -> list[Event]:
+        self._check_phase2("stack")
+        card = self._pop_hand(seat, index)
         self.stacks[seat].append(card)
         self.stacked = True
         return [{"type": "stack", "seat": seat, "index": index, "card": NAME[card]}]
 
     def _apply_enqueue(self, seat: int, index: int) -> list[Event]:
         self._check_phase2("enqueue")
-        hand = self.hands[seat]
-        if index >= len(hand):
-            raise IllegalIntent(f"no card at hand index {index!r}", rule="D7")
-        card = hand.pop(index)
+        card = self._pop_hand(seat, index)
         self.queue.append(card)
         return [{"type": "enqueue", "seat": seat, "index": index, "card": NAME[card]}]
 
