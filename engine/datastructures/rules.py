@@ -40,15 +40,14 @@ from engine.core import (
     new_rng,
     rng_fingerprint,
 )
-from engine.datastructures.deck import ACE, N_CARDS, N_VALUES, NAME, VALUE, VALUE_NAME, names
+from engine.datastructures.arrays import fits, plays, why_not
+from engine.datastructures.deck import N_CARDS, N_VALUES, NAME, VALUE, names
 from engine.datastructures.intents import (
     END_PHASE,
     END_TURN,
     HAND,
     N_ARRAYS,
     PHASE_OF,
-    PLAY_QUEUE,
-    PLAY_STACK,
     QUEUE,
     DSIntent,
     EndPhase,
@@ -59,7 +58,6 @@ from engine.datastructures.intents import (
     enqueues,
     from_wire,
     mulligans,
-    play_hand,
     stack_cards,
 )
 from engine.fields import Field, FieldTable
@@ -75,10 +73,6 @@ STUCK_TURNS = 20
 PLAY = "play"
 DISCARD = "discard"
 OVER = "over"
-
-# Array needs in _plays: never equal to a card's VALUE (ACE is -1).
-_EMPTY = -3
-_CLOSED = -2
 
 
 
@@ -237,52 +231,10 @@ class DSState(State):
         """True in phase 2 while the mandatory stack card is still due (D7)."""
         return self.phase == DISCARD and not self.stacked and bool(self.hands[self.current])
 
-    def _fits(self, seat: int, card: int, array: int, from_hand: bool) -> bool:
-        """Whether ``card`` may go on ``seat``'s array ``array`` now (D1, D2, D3, D4)."""
-        if self.closed[seat][array]:
-            return False
-        value = VALUE[card]
-        if value == ACE:
-            return False
-        arr = self.arrays[seat][array]
-        if not arr:
-            return from_hand
-        return (VALUE[arr[-1]] + 1) % N_VALUES == value
-
-    def _plays(self, seat: int) -> list[DSIntent]:
-        """Every phase-1 play for ``seat`` (hand, queue head, both stack tops)."""
-        out: list[DSIntent] = []
-        arrays = self.arrays[seat]
-        closed = self.closed[seat]
-        need: list[int] = []  # _EMPTY: any value from the hand; _CLOSED: nothing
-        for a in range(N_ARRAYS):
-            arr = arrays[a]
-            if closed[a]:
-                need.append(_CLOSED)
-            elif arr:
-                need.append((VALUE[arr[-1]] + 1) % N_VALUES)
-            else:
-                need.append(_EMPTY)
-        for i, card in enumerate(self.hands[seat]):
-            value = VALUE[card]
-            if value == ACE:
-                continue
-            for a in range(N_ARRAYS):
-                if need[a] == value or need[a] == _EMPTY:
-                    out.append(play_hand(i, a))
-        if self.queue:
-            value = VALUE[self.queue[0]]
-            for a in range(N_ARRAYS):
-                if need[a] == value:
-                    out.append(PLAY_QUEUE[a])
-        for s in (0, 1):
-            stack = self.stacks[s]
-            if stack:
-                value = VALUE[stack[-1]]
-                for a in range(N_ARRAYS):
-                    if need[a] == value:
-                        out.append(PLAY_STACK[s][a])
-        return out
+    def _plays(self, seat: int) -> list[Play]:
+        """Every phase-1 play for ``seat`` (:func:`engine.datastructures.arrays.plays`)."""
+        return plays(self.arrays[seat], self.closed[seat], self.hands[seat], self.queue,
+                     self.stacks)
 
     def legal_moves(self, seat: int) -> list[DSIntent]:
         """Every intent value :meth:`apply_move` accepts from ``seat`` now, in the order
@@ -291,7 +243,7 @@ class DSState(State):
             return []
         hand = self.hands[seat]
         if self.phase == PLAY:
-            out = self._plays(seat)
+            out: list[DSIntent] = list(self._plays(seat))
             if not out and not self.played and len(hand) >= 2:
                 out = mulligans(len(hand))
             out.append(END_PHASE)
@@ -416,9 +368,9 @@ class DSState(State):
             event["stack"] = s
         from_hand = src == HAND
         array = move.array
-        if not self._fits(seat, card, array, from_hand):
-            raise IllegalIntent(self._why_not(seat, card, array),
-                                rule=self._rule_not(seat, card, array))
+        if not fits(self.arrays[seat], self.closed[seat], card, array, from_hand):
+            message, rule = why_not(self.arrays[seat], self.closed[seat], card, array)
+            raise IllegalIntent(message, rule=rule)
         # The move itself.
         if from_hand:
             self.hands[seat].pop(event["index"])
@@ -441,24 +393,6 @@ class DSState(State):
         if src == QUEUE and not self.queue:
             self._fill_queue(events, "D5")
         return events
-
-    def _why_not(self, seat: int, card: int, array: int) -> str:
-        if self.closed[seat][array]:
-            return f"array {array} is closed"
-        if VALUE[card] == ACE:
-            return f"{NAME[card]}: an ace never goes on an array"
-        arr = self.arrays[seat][array]
-        if not arr:
-            return f"array {array} is empty: start it from your hand"
-        want = (VALUE[arr[-1]] + 1) % N_VALUES
-        return f"{NAME[card]} does not fit array {array}: it needs a {VALUE_NAME[want]}"
-
-    def _rule_not(self, seat: int, card: int, array: int) -> str:
-        if self.closed[seat][array]:
-            return "D4"
-        if VALUE[card] == ACE:
-            return "D1"
-        return "D3" if not self.arrays[seat][array] else "D2"
 
     def _close(self, seat: int, array: int, events: list[Event]) -> None:
         """Close a complete array (D4): its cards go face down to ``recycle``."""
