@@ -29,20 +29,13 @@ NAME: tuple[str, ...] = tuple(cards.to_str(c % cards.DECK_SIZE) for c in range(N
 VALUE_NAME: tuple[str, ...] = tuple(cards.RANK_NAMES[v + 2] for v in range(N_VALUES))
 
 
-#: ``VALUE_OF_NAME[text]`` is the array value of a wire string (either copy), e.g. ``"JD"`` -> 9.
-VALUE_OF_NAME: dict[str, int] = {NAME[c]: VALUE[c] for c in range(cards.DECK_SIZE)}
-
-
 def value_of(text: str) -> int:
     """The array value of a wire card string: 0..11 for ``2``..``K``, :data:`ACE` for aces.
 
     Raises:
         ValueError: ``text`` is not a card string (``"back"`` included).
     """
-    try:
-        return VALUE_OF_NAME[text]
-    except (KeyError, TypeError):
-        raise ValueError(f"not a card: {text!r}") from None
+    return VALUE[cards.from_str(text)]
 
 
 def names(pile: list[int]) -> list[str]:
