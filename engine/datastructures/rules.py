@@ -41,7 +41,7 @@ from engine.core import (
     rng_fingerprint,
 )
 from engine.datastructures.arrays import fits, plays, why_not
-from engine.datastructures.deck import N_CARDS, N_VALUES, NAME, VALUE, names
+from engine.datastructures.deck import N_CARDS, N_VALUES, NAME, names
 from engine.datastructures.intents import (
     END_PHASE,
     END_TURN,
@@ -218,14 +218,6 @@ class DSState(State):
     def outcome(self) -> Outcome | None:
         """The result once the game has ended, else None."""
         return self.result
-
-    def needs(self, seat: int) -> list[int | None]:
-        """The array value each of ``seat``'s arrays needs next (0..11), or None for
-        an empty array (any value, from the hand only: D3) or a closed one."""
-        out: list[int | None] = []
-        for arr in self.arrays[seat]:
-            out.append((VALUE[arr[-1]] + 1) % N_VALUES if arr else None)
-        return out
 
     def stack_owed(self) -> bool:
         """True in phase 2 while the mandatory stack card is still due (D7)."""
