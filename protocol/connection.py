@@ -39,8 +39,8 @@ from typing import Any, Final
 
 from protocol.codec import CLIENT_LIMITS, SERVER_LIMITS, pack, unpack
 from protocol.errors import LocalProtocolError, ProtocolError, is_fatal
+from protocol.events import SCHEMAS, TO_CLIENT, TO_SERVER, validate
 from protocol.framing import DEFAULT_MAX_FRAME, FrameDecoder, encode_frame
-from protocol.messages import SCHEMAS, TO_CLIENT, TO_SERVER, validate
 
 
 class _Sentinel(enum.Enum):

@@ -1,67 +1,132 @@
-"""Every error code of the protocol, and the one exception type that carries them.
+"""Every error code of the protocol, and the three kinds of exception that carry them.
 
-``CODES`` is the single list of codes: for each, whether sending it closes the
-connection (``fatal``) and what it means. docs/protocol.md documents when each
-is sent; add a code only with an entry in both.
+:data:`CODES` is the single table of codes: for each, its :class:`Kind`, whether
+sending it closes the connection (``fatal``) and what it means (``doc``, the text
+of the table in docs/protocol.md, which tests/protocol/test_docs.py checks
+against this table). Add a code only here, then regenerate the table in the docs
+(``python -m protocol.errors``).
 
-:class:`ProtocolError` is what every function of ``protocol/`` raises for a bad
-peer (bad bytes, bad message, handshake violation). :class:`LocalProtocolError`
-(a subclass) is raised when *our own* side tries to send something the
-protocol forbids (a bug in the caller, not in the peer).
+The exceptions, after h11's ``_util.py``: :class:`ProtocolError` is the abstract
+base (``except ProtocolError`` catches all three), and every instance is one of
+
+* :class:`RemoteProtocolError` -- the peer broke the protocol (``bad_frame``,
+  ``bad_message``, ``unknown_type``, ``handshake_required``, ...);
+* :class:`Refusal` -- a well-formed request the server will not serve now, in
+  the normal course of things (``seat_taken``, ``stale``, ``not_your_turn``,
+  ``no_such_match``, ``rate_limited``, ...);
+* :class:`LocalProtocolError` -- our own side is wrong: it tried to send
+  something the protocol forbids, or a handler failed (``internal_error``).
+  Whoever catches one logs it at ERROR; the peer is told only ``internal_error``.
+
+Each carries what to tell the peer: :meth:`ProtocolError.to_event` (an
+:class:`protocol.events.Error`) or :meth:`ProtocolError.to_message` (its wire map).
+
+``ProtocolError(code, ...)`` itself builds the kind the code belongs to, so
+``ProtocolError("seat_taken", ...)`` is a :class:`Refusal`.
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from protocol.events import Error
+
+
+class Kind(enum.Enum):
+    """Whose doing an error code is; each maps to one exception class."""
+
+    REMOTE = "peer"  # the peer broke the protocol
+    REFUSAL = "refusal"  # a normal refusal of a well-formed request
+    LOCAL = "ours"  # our own bug
 
 
 @dataclass(frozen=True, slots=True)
 class CodeInfo:
-    """One error code: ``fatal`` is True when the sender closes the connection after it."""
+    """One error code: its kind, ``fatal`` (the sender closes the connection after
+    it) and ``doc``, when it is sent (the docs' table text)."""
 
+    kind: Kind
     fatal: bool
-    meaning: str
+    doc: str
+
+    @property
+    def meaning(self) -> str:
+        """The same as :attr:`doc` (the name older code uses)."""
+        return self.doc
 
 
+_R, _N, _L = Kind.REMOTE, Kind.REFUSAL, Kind.LOCAL
+
+#: The one table of error codes: code -> (kind, fatal, doc).
 CODES: dict[str, CodeInfo] = {
     # --- framing and codec (PROTOCOL-CORE) ---
     "bad_frame": CodeInfo(
-        True, "the frame body is not one MessagePack value within the codec limits"
-    ),
-    "frame_too_large": CodeInfo(True, "a frame header announced more than max_frame bytes"),
+        _R, True, "a body is not one MessagePack value within the decoder limits (garbage, "
+        "truncated, trailing bytes, ext type, too long, too deep)"),
+    "frame_too_large": CodeInfo(
+        _R, True, "a frame header announces more than `max_frame` bytes (refused before "
+        "reading the body)"),
     # --- messages ---
-    "bad_message": CodeInfo(False, "a field is missing, of the wrong type or out of its limits"),
-    "unknown_type": CodeInfo(False, "the message type is not one the receiver knows"),
+    "bad_message": CodeInfo(
+        _R, False, "a field is missing, has the wrong type or is out of its limits (`field` "
+        "names it); or the value is not a map with a string `type`; fatal during the "
+        "handshake"),
+    "unknown_type": CodeInfo(_R, False, "the message `type` is not a client→server type"),
     # --- handshake ---
-    "handshake_required": CodeInfo(True, "the first frame from a client was not hello"),
-    "handshake_timeout": CodeInfo(True, "no hello arrived within the server's handshake timeout"),
-    "unsupported_version": CodeInfo(True, "no protocol version is shared; see `versions`"),
-    "bad_token": CodeInfo(True, "the resume token is unknown or expired"),
-    "too_many_connections": CodeInfo(True, "the server (or this address) has too many connections"),
+    "handshake_required": CodeInfo(_R, True, "the first frame was not `hello`"),
+    "handshake_timeout": CodeInfo(
+        _R, True, "no `hello` within `handshake_timeout` seconds"),
+    "unsupported_version": CodeInfo(
+        _N, True, "no protocol version in common; `versions` lists the server's"),
+    "bad_token": CodeInfo(_N, True, "`hello.resume` is unknown or expired"),
+    "too_many_connections": CodeInfo(
+        _N, True, "the server is at its connection limit"),
     # --- lobby ---
-    "no_such_game": CodeInfo(False, "no game has that name"),
-    "bad_option": CodeInfo(False, "an option name or value the game does not know"),
-    "no_such_match": CodeInfo(False, "no match has that id"),
-    "seat_taken": CodeInfo(False, "the requested seat (or every seat) is taken"),
-    "already_seated": CodeInfo(False, "this session already sits in that match (or is queued)"),
+    "no_such_game": CodeInfo(
+        _N, False, "`create`/`queue`/`matches` names an unknown game"),
+    "bad_option": CodeInfo(
+        _N, False, "an unknown option name or a bad value (`field` names it)"),
+    "no_such_match": CodeInfo(_N, False, "`join`/`watch`/... names an unknown match"),
+    "seat_taken": CodeInfo(_N, False, "the requested seat, or every seat, is taken"),
+    "already_seated": CodeInfo(
+        _N, False, "the session already sits in that match, or is already queued"),
     "not_supported": CodeInfo(
-        False, "the request does not apply here (e.g. auto_flip outside War)"
-    ),
+        _N, False, "the request does not apply here (`auto_flip` outside War; `create` while "
+        "the server holds its maximum number of matches)"),
     # --- playing ---
-    "not_in_match": CodeInfo(False, "this session neither sits in nor watches that match"),
-    "not_seated": CodeInfo(False, "the request needs a seat, and this session only watches"),
-    "match_finished": CodeInfo(False, "the match is over; it accepts no more intents"),
-    "stale": CodeInfo(False, "the intent's seq is not the match's current seq"),
-    "not_your_turn": CodeInfo(False, "the seat has nothing to do now"),
-    "illegal_intent": CodeInfo(False, "the intent is not in the seat's legal list"),
+    "not_in_match": CodeInfo(
+        _N, False, "the session neither sits in nor watches that match"),
+    "not_seated": CodeInfo(
+        _N, False, "the request needs a seat and the session only watches"),
+    "match_finished": CodeInfo(
+        _N, False, "the match is over; no more intents, joins or resigns"),
+    "stale": CodeInfo(
+        _N, False, "`intent.seq` is not the match's current seq; act again on the newest "
+        "snapshot"),
+    "not_your_turn": CodeInfo(_N, False, "the seat has nothing to do now"),
+    "illegal_intent": CodeInfo(
+        _N, False, "the intent is not one of the seat's legal intents"),
     # --- flow control and liveness ---
-    "rate_limited": CodeInfo(False, "too many requests; this one was dropped"),
-    "heartbeat_timeout": CodeInfo(True, "the peer answered no ping within ping_timeout"),
-    "slow_consumer": CodeInfo(True, "the client reads too slowly; its outgoing queue overflowed"),
-    "server_shutdown": CodeInfo(True, "the server is shutting down"),
-    "internal_error": CodeInfo(False, "the server failed handling this request (a bug); retry"),
+    "rate_limited": CodeInfo(
+        _N, False, "too many requests; this one was dropped (not run). Persistent abuse: "
+        "`bye` `rate_limited`"),
+    "heartbeat_timeout": CodeInfo(
+        _R, True, "the peer stayed silent past the heartbeat bound (as a `bye` reason)"),
+    "slow_consumer": CodeInfo(
+        _R, True, "the client reads so slowly that its outgoing queue overflowed (as a `bye` "
+        "reason)"),
+    "server_shutdown": CodeInfo(
+        _N, True, "the server is shutting down (as a `bye` reason)"),
+    "internal_error": CodeInfo(
+        _L, False, "the server failed handling this request (a bug, logged); retrying may "
+        "work"),
 }
+
+#: What the peer is told about any :class:`LocalProtocolError`.
+INTERNAL_ERROR_MESSAGE = "the server failed handling this request"
 
 
 def is_fatal(code: str) -> bool:
@@ -70,22 +135,55 @@ def is_fatal(code: str) -> bool:
     return info.fatal if info is not None else False
 
 
-class ProtocolError(Exception):
-    """The peer broke the protocol, or a request cannot be served.
+def kind_of(code: str) -> Kind:
+    """The :class:`Kind` of ``code``.
 
-    Attributes:
+    Raises:
+        ValueError: ``code`` is not in :data:`CODES`.
+    """
+    info = CODES.get(code)
+    if info is None:
+        raise ValueError(f"unknown error code {code!r}")
+    return info.kind
+
+
+def markdown_table() -> str:
+    """The error-code table of docs/protocol.md, generated from :data:`CODES`."""
+    rows = ["| code | kind | fatal | sent when |", "|---|---|---|---|"]
+    for code, info in CODES.items():
+        fatal = "yes" if info.fatal else "no"
+        rows.append(f"| `{code}` | {info.kind.value} | {fatal} | {info.doc} |")
+    return "\n".join(rows)
+
+
+class ProtocolError(Exception):
+    """Abstract base of the three kinds; ``ProtocolError(code, ...)`` builds the
+    subclass that :data:`CODES` names for ``code``.
+
+    Args:
         code: a key of :data:`CODES`.
-        message: human-readable detail (sent to the peer, so never secrets).
+        message: human-readable detail (sent to the peer for remote errors and
+            refusals, so never secrets).
         field: the offending field (dotted path, e.g. ``"intent.index"``), or None.
         fatal: True when the connection must be closed after reporting it. Defaults
-            to the code's entry in :data:`CODES`; the handshake makes any error fatal.
+            to the code's entry in :data:`CODES`; the handshake makes any error fatal
+            (the attribute may be set later for that reason).
         id: the request ``id`` to echo, when the bad message carried one.
         match: the match the error is about, or None.
         versions: for ``unsupported_version``, the versions the server speaks.
 
     Raises:
-        ValueError: ``code`` is not in :data:`CODES` (a bug in the caller).
+        ValueError: ``code`` is not in :data:`CODES`, or (for :class:`RemoteProtocolError`
+            and :class:`Refusal`) is of another kind: a bug in the caller.
     """
+
+    #: The kind of codes this class carries (None: any; set by each subclass).
+    kind: Kind | None = None
+
+    def __new__(cls, code: str, *args: Any, **kwargs: Any) -> ProtocolError:
+        if cls is ProtocolError:
+            cls = _CLASS_OF[kind_of(code)]
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -98,13 +196,17 @@ class ProtocolError(Exception):
         match: str | None = None,
         versions: list[int] | None = None,
     ) -> None:
-        if code not in CODES:
+        info = CODES.get(code)
+        if info is None:
             raise ValueError(f"unknown error code {code!r}")
+        if type(self).kind not in (None, info.kind):
+            raise ValueError(f"{code!r} is a {info.kind.value} code, not a "
+                             f"{type(self).__name__}")
         super().__init__(code, message)
         self.code = code
         self.message = message
         self.field = field
-        self.fatal = CODES[code].fatal if fatal is None else fatal
+        self.fatal = info.fatal if fatal is None else fatal
         self.id = id
         self.match = match
         self.versions = versions
@@ -116,28 +218,66 @@ class ProtocolError(Exception):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.code!r}, {self.message!r}, field={self.field!r})"
 
-    def to_message(self, id: int | None = None) -> dict[str, Any]:
-        """The ``error`` message to send for this error.
+    def to_event(self, id: int | None = None) -> Error:
+        """The ``error`` event to send for this error.
 
         Args:
             id: the request id to echo; defaults to the id of the bad message, if any.
         """
-        msg: dict[str, Any] = {"type": "error", "code": self.code, "message": self.message}
+        from protocol.events import Error
+
         echo = id if id is not None else self.id
-        if echo is not None:
-            msg["id"] = echo
-        if self.field is not None:
-            msg["field"] = self.field
-        if self.match is not None:
-            msg["match"] = self.match
-        if self.versions is not None:
-            msg["versions"] = list(self.versions)
-        return msg
+        return Error(code=self.code, message=self.message, id=echo, field=self.field,
+                     match=self.match,
+                     versions=list(self.versions) if self.versions is not None else None)
+
+    def to_message(self, id: int | None = None) -> dict[str, Any]:
+        """The wire map of :meth:`to_event` (``type`` first, then code, message, id,
+        field, match, versions where set)."""
+        return self.to_event(id).to_wire()
+
+
+class RemoteProtocolError(ProtocolError):
+    """The peer broke the protocol: bad bytes, a bad message, a handshake violation."""
+
+    kind = Kind.REMOTE
+
+
+class Refusal(ProtocolError):
+    """A well-formed request the server refuses in the normal course of things."""
+
+    kind = Kind.REFUSAL
 
 
 class LocalProtocolError(ProtocolError):
-    """Our own side tried to send something the protocol forbids (a caller bug).
+    """Our own side is wrong: it tried to send what the protocol forbids, or failed
+    handling a request. Log it at ERROR.
 
-    Raised by :meth:`protocol.connection.Connection.send` and the codec's ``pack``;
-    nothing has been sent and the connection state is unchanged.
+    Any code may describe what went wrong locally (``bad_message`` for an invalid
+    outgoing message, ``frame_too_large`` for one too big for the peer); the peer is
+    only ever told ``internal_error``. Raised by
+    :meth:`protocol.connection.Connection.send`, the codec's ``pack`` and event
+    construction; nothing has been sent and the connection state is unchanged.
     """
+
+    kind = None  # any code may describe our own mistake
+
+    def to_event(self, id: int | None = None) -> Error:
+        """An ``internal_error`` event. The detail of any other code stays in our log,
+        not on the wire; an ``internal_error``'s own message is sent as it is."""
+        from protocol.events import Error
+
+        echo = id if id is not None else self.id
+        message = self.message if self.code == "internal_error" else INTERNAL_ERROR_MESSAGE
+        return Error(code="internal_error", message=message, id=echo, match=self.match)
+
+
+_CLASS_OF: dict[Kind, type[ProtocolError]] = {
+    Kind.REMOTE: RemoteProtocolError,
+    Kind.REFUSAL: Refusal,
+    Kind.LOCAL: LocalProtocolError,
+}
+
+
+if __name__ == "__main__":  # pragma: no cover - the docs' table, to paste
+    print(markdown_table())

@@ -31,8 +31,8 @@ from protocol.codec import pack
 from protocol.connection import CLIENT_MAX_FRAME, CLOSED, NEED_DATA, Connection
 from protocol.connection import State as ConnState
 from protocol.errors import LocalProtocolError, ProtocolError
+from protocol.events import REQUEST_TYPES
 from protocol.framing import encode_frame
-from protocol.messages import REQUEST_TYPES
 from protocol.version import __version__
 from protocol.versions import negotiate
 from server.ratelimit import TokenBucket

@@ -6,16 +6,22 @@ from pathlib import Path
 
 import pytest
 
-from protocol.errors import CODES
-from protocol.messages import SCHEMAS
+from protocol.errors import CODES, markdown_table
+from protocol.events import SCHEMAS
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("code", sorted(CODES))
 def test_every_error_code_is_in_the_table(code: str) -> None:
-    fatal = "yes" if CODES[code].fatal else "no"
-    assert f"| `{code}` | {fatal} |" in DOC
+    info = CODES[code]
+    fatal = "yes" if info.fatal else "no"
+    assert f"| `{code}` | {info.kind.value} | {fatal} | {info.doc} |" in DOC
+
+
+def test_the_error_table_is_the_generated_one() -> None:
+    """The docs' table is exactly protocol.errors.CODES (`python -m protocol.errors`)."""
+    assert markdown_table() in DOC
 
 
 @pytest.mark.parametrize(("direction", "mtype"), [(d, t) for d in SCHEMAS for t in SCHEMAS[d]])

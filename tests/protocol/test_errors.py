@@ -1,10 +1,21 @@
-"""Error codes: the list, fatality, and the error message built from an exception."""
+"""Error codes: the one table, kinds, fatality, and the error message built from an exception."""
 
 from __future__ import annotations
 
 import pytest
 
-from protocol.errors import CODES, LocalProtocolError, ProtocolError, is_fatal
+from protocol.errors import (
+    CODES,
+    INTERNAL_ERROR_MESSAGE,
+    Kind,
+    LocalProtocolError,
+    ProtocolError,
+    Refusal,
+    RemoteProtocolError,
+    is_fatal,
+    kind_of,
+)
+from protocol.events import Error
 from protocol.versions import negotiate
 
 CORE = """bad_frame frame_too_large bad_message unknown_type unsupported_version bad_token
@@ -73,3 +84,47 @@ def test_negotiate() -> None:
     err = info.value
     assert (err.code, err.fatal, err.versions) == ("unsupported_version", True, [1])
     assert err.to_message()["versions"] == [1]
+
+
+def test_the_base_builds_the_kind_its_code_belongs_to() -> None:
+    assert type(ProtocolError("bad_frame", "x")) is RemoteProtocolError
+    assert type(ProtocolError("seat_taken", "x")) is Refusal
+    assert type(ProtocolError("internal_error", "x")) is LocalProtocolError
+    for code, info in CODES.items():
+        err = ProtocolError(code, "x")
+        assert isinstance(err, ProtocolError) and kind_of(code) is info.kind
+        assert type(err) is {Kind.REMOTE: RemoteProtocolError, Kind.REFUSAL: Refusal,
+                             Kind.LOCAL: LocalProtocolError}[info.kind]
+
+
+def test_a_kind_refuses_a_code_of_another_kind() -> None:
+    with pytest.raises(ValueError):
+        Refusal("bad_frame", "x")
+    with pytest.raises(ValueError):
+        RemoteProtocolError("stale", "x")
+    assert LocalProtocolError("bad_message", "our own bad message").code == "bad_message"
+
+
+def test_the_peer_hears_only_internal_error_about_our_bugs() -> None:
+    err = LocalProtocolError("bad_message", "snapshot view: secret detail", "view", id=4)
+    assert err.to_message() == {"type": "error", "code": "internal_error",
+                                "message": INTERNAL_ERROR_MESSAGE, "id": 4}
+    assert ProtocolError("internal_error", "the reply could not be encoded").to_message(7) == {
+        "type": "error", "code": "internal_error",
+        "message": "the reply could not be encoded", "id": 7}
+
+
+def test_errors_become_error_events() -> None:
+    event = ProtocolError("unsupported_version", "none", "protocol", versions=[1]).to_event(2)
+    assert isinstance(event, Error)
+    assert (event.code, event.id, event.field, event.versions) == (
+        "unsupported_version", 2, "protocol", [1])
+
+
+def test_refusals_and_remote_errors_by_kind() -> None:
+    refusals = {c for c, info in CODES.items() if info.kind is Kind.REFUSAL}
+    assert {"seat_taken", "stale", "not_your_turn", "illegal_intent", "no_such_match",
+            "rate_limited"} <= refusals
+    remote = {c for c, info in CODES.items() if info.kind is Kind.REMOTE}
+    assert {"bad_frame", "frame_too_large", "bad_message", "unknown_type"} <= remote
+    assert {c for c, info in CODES.items() if info.kind is Kind.LOCAL} == {"internal_error"}

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from protocol.codec import pack
 from protocol.connection import CLOSED, NEED_DATA, Connection, State
 from protocol.errors import CODES, ProtocolError
+from protocol.events import SCHEMAS, TO_CLIENT, TO_SERVER, validate
 from protocol.framing import encode_frame
-from protocol.messages import SCHEMAS, TO_CLIENT, TO_SERVER, validate
 from tests.protocol.helpers import HELLO, TO_CLIENT_EXAMPLES, TO_SERVER_EXAMPLES, handshake
 
 #: The codes protocol/ itself raises for bad input (docs/protocol.md lists them).

@@ -1,6 +1,6 @@
 """Any message its schema accepts goes through send -> bytes -> next_message unchanged.
 
-Messages are generated from the schemas themselves (protocol/messages.py), so a
+Messages are generated from the schemas themselves (protocol/events.py), so a
 new field or limit is covered without editing this file.
 """
 
@@ -11,7 +11,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol import messages as m
+from protocol import events as ev
+from protocol import schema as m
 from protocol.connection import CLOSED, NEED_DATA
 from protocol.errors import is_fatal
 from tests.protocol.helpers import handshake
@@ -65,11 +66,11 @@ def struct_strategy(struct: m.Struct) -> st.SearchStrategy[dict[str, Any]]:
 
 @st.composite
 def valid_message(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
-    direction = draw(st.sampled_from(m.DIRECTIONS))
+    direction = draw(st.sampled_from(ev.DIRECTIONS))
     mtype = draw(
-        st.sampled_from(sorted(t for t in m.SCHEMAS[direction] if t not in ("hello", "welcome")))
+        st.sampled_from(sorted(t for t in ev.SCHEMAS[direction] if t not in ("hello", "welcome")))
     )
-    body = draw(struct_strategy(m.SCHEMAS[direction][mtype]))
+    body = draw(struct_strategy(ev.SCHEMAS[direction][mtype]))
     return direction, {"type": mtype, **body}
 
 
@@ -77,9 +78,9 @@ def valid_message(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 @given(valid_message())
 def test_valid_messages_round_trip(case: tuple[str, dict[str, Any]]) -> None:
     direction, msg = case
-    m.validate(msg, direction)  # the generator only makes valid messages
+    ev.validate(msg, direction)  # the generator only makes valid messages
     client, server = handshake()
-    sender, receiver = (client, server) if direction == m.TO_SERVER else (server, client)
+    sender, receiver = (client, server) if direction == ev.TO_SERVER else (server, client)
     receiver.receive_data(sender.send(msg))
     assert receiver.next_message() == msg
     closes = msg["type"] == "bye" or (msg["type"] == "error" and is_fatal(msg["code"]))

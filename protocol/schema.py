@@ -1,14 +1,13 @@
-"""Message schemas: the single source of truth for every message, per direction.
+"""The value checkers every message field is built from, and the shared field types.
 
-Each message type has a schema for the direction it travels in
-(:data:`TO_SERVER`: client -> server, :data:`TO_CLIENT`: server -> client).
-:func:`validate` checks a decoded map against it and returns the map, or raises
-a :class:`~protocol.errors.ProtocolError` naming the offending field.
+A checker is a callable ``check(value, path)`` that returns ``value`` or raises
+:class:`FieldError` naming the offending path (a dotted path such as
+``"players[0].name"``). The events of :mod:`protocol.events` declare each field
+with one of these; this module knows nothing of message types or error kinds.
 
-Rules common to all schemas:
+Rules common to all checkers:
 
-* unknown extra fields are ignored (kept in the returned map, never checked),
-  so a version-2 peer may add fields;
+* unknown extra fields of a :class:`Struct` are ignored (a newer peer may add some);
 * ``bool`` is never accepted where an integer is expected (msgpack keeps them
   apart, and so do we);
 * free-form values (intents, options, views, events) are "data": nil, bool,
@@ -24,12 +23,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol.errors import ProtocolError
-
-TO_SERVER = "to_server"
-TO_CLIENT = "to_client"
-DIRECTIONS = (TO_SERVER, TO_CLIENT)
-
 INT64_MIN = -(2**63)
 UINT64_MAX = 2**64 - 1
 #: Largest request id (ids are non-negative and fit in a signed 64-bit integer).
@@ -38,11 +31,26 @@ MAX_ID = 2**63 - 1
 Checker = Callable[[Any, str], Any]
 
 
-def _bad(path: str, message: str) -> ProtocolError:
-    return ProtocolError("bad_message", f"{path}: {message}", path)
+class FieldError(Exception):
+    """A value failed its checker.
+
+    Attributes:
+        field: the dotted path of the offending value ("" for the whole message).
+        message: what is wrong, prefixed by the path.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
 
 
-def _kind(value: Any) -> str:
+def _bad(path: str, message: str) -> FieldError:
+    return FieldError(path, f"{path}: {message}")
+
+
+def kind_name(value: Any) -> str:
+    """How a value's type is named in error messages (msgpack's words)."""
     if value is None:
         return "nil"
     if isinstance(value, bool):
@@ -79,7 +87,7 @@ class Str:
 
     def __call__(self, value: Any, path: str) -> Any:
         if not isinstance(value, str):
-            raise _bad(path, f"expected a string, got {_kind(value)}")
+            raise _bad(path, f"expected a string, got {kind_name(value)}")
         if not self.min <= len(value) <= self.max:
             raise _bad(path, f"length {len(value)} outside {self.min}..{self.max}")
         if self.text and any(unicodedata.category(c) in ("Cc", "Cf", "Cs") for c in value):
@@ -99,7 +107,7 @@ class Int:
 
     def __call__(self, value: Any, path: str) -> Any:
         if not isinstance(value, int) or isinstance(value, bool):
-            raise _bad(path, f"expected an integer, got {_kind(value)}")
+            raise _bad(path, f"expected an integer, got {kind_name(value)}")
         if not self.min <= value <= self.max:
             raise _bad(path, f"{value} outside {self.min}..{self.max}")
         return value
@@ -117,7 +125,7 @@ class Num:
 
     def __call__(self, value: Any, path: str) -> Any:
         if not isinstance(value, int | float) or isinstance(value, bool):
-            raise _bad(path, f"expected a number, got {_kind(value)}")
+            raise _bad(path, f"expected a number, got {kind_name(value)}")
         if not math.isfinite(value) or not self.min <= value <= self.max:
             raise _bad(path, f"{value} outside {self.min}..{self.max}")
         return value
@@ -132,7 +140,7 @@ class Bool:
 
     def __call__(self, value: Any, path: str) -> Any:
         if not isinstance(value, bool):
-            raise _bad(path, f"expected a boolean, got {_kind(value)}")
+            raise _bad(path, f"expected a boolean, got {kind_name(value)}")
         return value
 
     def describe(self) -> str:
@@ -164,7 +172,7 @@ class Nullable:
         return None if value is None else self.inner(value, path)
 
     def describe(self) -> str:
-        return f"{_describe(self.inner)} | nil"
+        return f"{describe_check(self.inner)} | nil"
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +185,7 @@ class ListOf:
 
     def __call__(self, value: Any, path: str) -> Any:
         if not isinstance(value, list | tuple):
-            raise _bad(path, f"expected an array, got {_kind(value)}")
+            raise _bad(path, f"expected an array, got {kind_name(value)}")
         if not self.min <= len(value) <= self.max:
             raise _bad(path, f"{len(value)} items, outside {self.min}..{self.max}")
         for i, item in enumerate(value):
@@ -185,7 +193,7 @@ class ListOf:
         return value
 
     def describe(self) -> str:
-        return f"[{_describe(self.item)}] ({self.min}..{self.max} items)"
+        return f"[{describe_check(self.item)}] ({self.min}..{self.max} items)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +213,7 @@ class Struct:
 
     def __call__(self, value: Any, path: str) -> Any:
         if not isinstance(value, dict):
-            raise _bad(path, f"expected a map, got {_kind(value)}")
+            raise _bad(path, f"expected a map, got {kind_name(value)}")
         for name, spec in self.fields.items():
             sub = f"{path}.{name}" if path else name
             if name not in value:
@@ -239,7 +247,7 @@ class Data:
 
     def __call__(self, value: Any, path: str) -> Any:
         if self.map_only and not isinstance(value, dict):
-            raise _bad(path, f"expected a map, got {_kind(value)}")
+            raise _bad(path, f"expected a map, got {kind_name(value)}")
         budget = [self.max_items]
         try:
             self._walk(value, 1, budget)
@@ -295,7 +303,7 @@ class Data:
             if not math.isfinite(value):
                 raise _Where("numbers must be finite")
         elif value is not None and not isinstance(value, int):  # bool is an int
-            raise _Where(f"{_kind(value)} is not allowed here")
+            raise _Where(f"{kind_name(value)} is not allowed here")
 
     def describe(self) -> str:
         top = "map" if self.map_only else "value"
@@ -303,7 +311,8 @@ class Data:
         return f"{top} of {inner}, <= {self.max_items} items, strings <= {self.max_str}"
 
 
-def _describe(check: Checker) -> str:
+def describe_check(check: Checker) -> str:
+    """A short human description of what ``check`` accepts (for the docs)."""
     describe = getattr(check, "describe", None)
     return describe() if describe else type(check).__name__
 
@@ -376,158 +385,6 @@ LIMITS = Struct(
         "handshake_timeout": F(Num(0)),
     }
 )
-
-
-def _msg(**fields: F) -> Struct:
-    return Struct(fields)
-
-
-def _opt(check: Checker, doc: str = "") -> F:
-    return F(check, required=False, doc=doc)
-
-
-_ID = _opt(REQ_ID, "request id, echoed by the reply")
-
-SCHEMAS: dict[str, dict[str, Struct]] = {
-    TO_SERVER: {
-        "hello": _msg(
-            protocol=F(ListOf(Int(0, 65535), 1, 16), doc="protocol versions the client speaks"),
-            name=F(NAME, doc="display name"),
-            client=F(Str(0, 64), doc="client software and version"),
-            resume=_opt(TOKEN, "resume token from an earlier welcome"),
-            id=_ID,
-        ),
-        "ping": _msg(id=F(REQ_ID)),
-        "pong": _msg(id=F(REQ_ID)),
-        "games": _msg(id=_ID),
-        "matches": _msg(id=_ID, game=_opt(GAME), status=_opt(STATUS)),
-        "create": _msg(
-            id=_ID,
-            game=F(GAME),
-            options=_opt(OPTIONS),
-            bot=_opt(Str(1, 32), "strategy name: a server bot takes the other seat"),
-            seat=_opt(SEAT),
-            turn_timer=_opt(Int(0, 3600), "seconds per turn, 0 = off"),
-            abandon=_opt(Enum(("forfeit", "bot"))),
-        ),
-        "join": _msg(id=_ID, match=F(MATCH), seat=_opt(SEAT)),
-        "watch": _msg(id=_ID, match=F(MATCH)),
-        "leave": _msg(id=_ID, match=F(MATCH)),
-        "queue": _msg(id=_ID, game=F(GAME), options=_opt(OPTIONS)),
-        "unqueue": _msg(id=_ID, game=_opt(GAME)),
-        "intent": _msg(id=_ID, match=F(MATCH), seq=F(SEQ), intent=F(INTENT)),
-        "resign": _msg(id=_ID, match=F(MATCH)),
-        "auto_flip": _msg(id=_ID, match=F(MATCH), on=F(Bool())),
-        "chat": _msg(id=_ID, match=F(MATCH), text=F(CHAT_TEXT)),
-    },
-    TO_CLIENT: {
-        "welcome": _msg(
-            protocol=F(Int(0, 65535)),
-            server=F(Str(0, 64)),
-            session=F(Str(1, 256)),
-            token=F(TOKEN),
-            name=F(Str(1, 64)),
-            resumed=F(Bool()),
-            limits=F(LIMITS),
-        ),
-        "ping": _msg(id=F(REQ_ID)),
-        "pong": _msg(id=F(REQ_ID)),
-        "ok": _msg(
-            id=_ID,
-            match=_opt(MATCH),
-            seat=_opt(SEAT),
-            seq=_opt(SEQ),
-            game=_opt(GAME),
-            games=_opt(ListOf(GAME_INFO, 0, 64)),
-            matches=_opt(ListOf(SUMMARY, 0, 10000)),
-            queues=_opt(Data(max_depth=1, max_items=64, max_str=64, scalars_only=True)),
-        ),
-        "error": _msg(
-            id=_ID,
-            code=F(Str(1, 64)),
-            message=F(Str(0, 1024)),
-            field=_opt(Str(0, 256)),
-            match=_opt(MATCH),
-            versions=_opt(ListOf(Int(0, 65535), 0, 16)),
-        ),
-        "snapshot": _msg(
-            match=F(MATCH),
-            game=F(GAME),
-            seq=F(SEQ),
-            seat=F(Nullable(SEAT)),
-            view=F(VIEW),
-            legal=F(ListOf(LEGAL_INTENT, 0, 512)),
-            status=F(STATUS),
-            events=F(ListOf(EVENT, 0, 1024)),
-            players=F(ListOf(PLAYER, 0, 16)),
-            options=F(Data(max_depth=2, max_items=64, max_str=256)),
-            commitment=F(Str(0, 128)),
-            deadline=F(Nullable(TIME)),
-            auto_flip=F(Bool()),
-            result=_opt(Struct({"winner": F(Nullable(SEAT)), "reason": F(Str(0, 64))})),
-            reveal=_opt(Struct({"seed": F(Str(0, 128)), "salt": F(Str(0, 256))})),
-        ),
-        "presence": _msg(
-            match=F(MATCH),
-            seat=F(SEAT),
-            name=F(Nullable(Str(0, 64))),
-            connected=F(Bool()),
-            grace=F(Nullable(TIME)),
-        ),
-        "chat": _msg(
-            match=F(MATCH), seat=F(Nullable(SEAT)), name=F(Str(0, 64)), text=F(Str(0, 1024))
-        ),
-        "bye": _msg(reason=F(Str(1, 64)), message=F(Str(0, 1024))),
-    },
-}
-
-#: Message types that are requests (may carry an ``id``; answered ``ok`` or ``error``).
-REQUEST_TYPES = frozenset(t for t in SCHEMAS[TO_SERVER] if t not in ("hello", "pong"))
-
-
-def validate(msg: Any, direction: str) -> dict[str, Any]:
-    """Check a decoded message against its schema for ``direction``.
-
-    Args:
-        msg: a decoded map (from :func:`protocol.codec.unpack`).
-        direction: :data:`TO_SERVER` or :data:`TO_CLIENT`.
-
-    Returns:
-        ``msg`` itself (extra unknown fields are left in and ignored).
-
-    Raises:
-        ProtocolError: ``bad_message`` naming the field (``field`` is a dotted path),
-            or ``unknown_type``; ``.id`` is set when the message carried a valid id.
-        ValueError: ``direction`` is not one of :data:`DIRECTIONS` (a caller bug).
-    """
-    if direction not in SCHEMAS:
-        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
-    if not isinstance(msg, dict):
-        raise ProtocolError("bad_message", f"a message must be a map, got {_kind(msg)}")
-    raw_id = msg.get("id")
-    echo = (
-        raw_id
-        if isinstance(raw_id, int) and not isinstance(raw_id, bool) and 0 <= raw_id <= MAX_ID
-        else None
-    )
-    mtype = msg.get("type")
-    if not isinstance(mtype, str):
-        raise ProtocolError(
-            "bad_message", "the message has no string field 'type'", "type", id=echo
-        )
-    schema = SCHEMAS[direction].get(mtype)
-    if schema is None:
-        shown = mtype if len(mtype) <= 32 else mtype[:32] + "..."
-        raise ProtocolError("unknown_type", f"unknown message type {shown!r}", "type", id=echo)
-    try:
-        schema(msg, "")
-    except ProtocolError as exc:
-        exc.id = echo
-        raise
-    return msg
-
-
-def describe(direction: str, mtype: str) -> list[tuple[str, bool, str]]:
-    """(field, required, description) for each field of a message, for documentation."""
-    schema = SCHEMAS[direction][mtype]
-    return [(name, spec.required, _describe(spec.check)) for name, spec in schema.fields.items()]
+RESULT = Struct({"winner": F(Nullable(SEAT)), "reason": F(Str(0, 64))})
+REVEAL = Struct({"seed": F(Str(0, 128)), "salt": F(Str(0, 256))})
+VERSION = Int(0, 65535)

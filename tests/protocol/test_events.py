@@ -1,4 +1,5 @@
-"""Message schemas: precise bad_message errors naming the field, unknown types, extras."""
+"""Events: one frozen, validated type per message; precise bad_message errors naming the
+field, unknown types, extras, and the wire form."""
 
 from __future__ import annotations
 
@@ -7,8 +8,28 @@ from typing import Any
 
 import pytest
 
-from protocol.errors import ProtocolError
-from protocol.messages import SCHEMAS, TO_CLIENT, TO_SERVER, describe, validate
+from protocol.codec import pack
+from protocol.errors import LocalProtocolError, ProtocolError, RemoteProtocolError
+from protocol.events import (
+    EVENTS,
+    REQUEST_TYPES,
+    SCHEMAS,
+    TO_CLIENT,
+    TO_SERVER,
+    Chat,
+    ChatRequest,
+    Error,
+    Hello,
+    Intent,
+    Join,
+    Ok,
+    Presence,
+    Snapshot,
+    describe,
+    from_wire,
+    validate,
+)
+from protocol.framing import encode_frame
 from tests.protocol.helpers import TO_CLIENT_EXAMPLES, TO_SERVER_EXAMPLES
 
 
@@ -146,3 +167,101 @@ def test_tuples_are_arrays_when_sending() -> None:
     """msgpack packs tuples as arrays; a server may build views with them."""
     snap = with_("snapshot", TO_CLIENT, legal=({"type": "flip"},), view={"counts": (26, 26)})
     assert validate(snap, TO_CLIENT) is snap
+
+
+# ---------------------------------------------------------------------------- typed events
+
+ALL_EXAMPLES = [(TO_SERVER, t, m) for t, m in TO_SERVER_EXAMPLES.items()] + [
+    (TO_CLIENT, t, m) for t, m in TO_CLIENT_EXAMPLES.items()
+]
+
+
+@pytest.mark.parametrize(("direction", "mtype", "msg"), ALL_EXAMPLES)
+def test_every_example_round_trips_through_its_event(
+    direction: str, mtype: str, msg: dict[str, Any]
+) -> None:
+    event = from_wire(msg, direction)
+    assert type(event) is EVENTS[direction][mtype] and event.TYPE == mtype
+    wire = event.to_wire()
+    assert wire == msg and next(iter(wire)) == "type"
+    assert type(event)(**{k: v for k, v in msg.items() if k != "type"}) == event
+    assert type(event).from_wire(msg) == event
+
+
+@pytest.mark.parametrize(
+    ("mtype", "changes", "field"),
+    [
+        ("hello", {"name": ""}, "name"),
+        ("intent", {"seq": "17"}, "seq"),
+        ("intent", {"intent": {"a": {"b": {"c": {"d": {}}}}}}, "intent.a.b.c.d"),
+        ("chat", {"text": "bell\x07"}, "text"),
+    ],
+)
+def test_a_wrong_field_raises_at_construction(
+    mtype: str, changes: dict[str, Any], field: str
+) -> None:
+    fields = {k: v for k, v in with_(mtype, **changes).items() if k != "type"}
+    with pytest.raises(LocalProtocolError) as info:
+        EVENTS[TO_SERVER][mtype](**fields)
+    err = info.value
+    assert (err.code, err.field) == ("bad_message", field)
+    assert mtype in err.message and field in err.message
+
+
+def test_construction_checks_server_messages_too() -> None:
+    with pytest.raises(LocalProtocolError) as info:
+        Presence(match="m1", seat=2, name=None, connected=True, grace=None)
+    assert info.value.field == "seat"
+    with pytest.raises(TypeError, match="grace"):
+        Presence(match="m1", seat=0, name=None, connected=True)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Join("m1")  # type: ignore[misc]  # keyword-only
+
+
+def test_events_are_frozen() -> None:
+    join = Join(match="m1")
+    with pytest.raises(AttributeError):
+        join.match = "m2"  # type: ignore[misc]
+
+
+def test_from_wire_errors_are_the_peers_and_echo_the_id() -> None:
+    with pytest.raises(RemoteProtocolError) as info:
+        from_wire({"type": "teleport", "id": 5}, TO_SERVER)
+    assert (info.value.code, info.value.id) == ("unknown_type", 5)
+    with pytest.raises(RemoteProtocolError) as info:
+        from_wire({"type": "join", "id": 6, "match": 7}, TO_SERVER)
+    assert (info.value.code, info.value.field, info.value.id) == ("bad_message", "match", 6)
+    with pytest.raises(RemoteProtocolError):
+        Join.from_wire({"type": "watch", "match": "m1"})
+    with pytest.raises(RemoteProtocolError):
+        from_wire([1], TO_CLIENT)
+    with pytest.raises(ValueError):
+        from_wire({"type": "ping", "id": 1}, "sideways")
+
+
+def test_from_wire_ignores_extra_fields() -> None:
+    assert from_wire(with_("join", v2_field=1), TO_SERVER) == Join(id=6, match="m1", seat=0)
+
+
+def test_optional_fields_left_unset_are_absent_and_ok_ends_with_its_id() -> None:
+    assert Join(match="m1").to_wire() == {"type": "join", "match": "m1"}
+    assert list(Ok(match="m1", seat=1, id=3).to_wire()) == ["type", "match", "seat", "id"]
+    assert list(Error(code="stale", message="old", id=2, match="m").to_wire()) == [
+        "type", "code", "message", "id", "match"]
+    # a required field that may be nil is present as nil
+    assert Presence(match="m", seat=0, name=None, connected=True, grace=None).to_wire()[
+        "grace"] is None
+
+
+def test_the_documented_hello_frame_from_an_event() -> None:
+    hello = Hello(protocol=[1], name="alice", client="mybot/0.1")
+    assert encode_frame(pack(hello.to_wire())).hex().startswith("0000003384a474797065a5")
+    assert len(encode_frame(pack(hello.to_wire()))) == 55
+
+
+def test_registry_covers_every_type_and_requests() -> None:
+    assert set(EVENTS[TO_SERVER]) == set(SCHEMAS[TO_SERVER])
+    assert EVENTS[TO_SERVER]["chat"] is ChatRequest and EVENTS[TO_CLIENT]["chat"] is Chat
+    assert EVENTS[TO_SERVER]["ping"] is EVENTS[TO_CLIENT]["ping"]
+    assert REQUEST_TYPES == set(TO_SERVER_EXAMPLES) - {"hello", "pong"}
+    assert Snapshot.IS_REQUEST is False and Intent.IS_REQUEST is True
