@@ -1,9 +1,11 @@
-"""The sans-IO connection: bytes in, validated messages out; messages in, bytes out.
+"""The sans-IO connection: bytes in, events out; events in, bytes out.
 
 Modelled on h11: no sockets here. The caller feeds what it read with
-:meth:`Connection.receive_data` (``b""`` when the peer closed), pulls messages
-with :meth:`Connection.next_message` until it returns :data:`NEED_DATA`, and
-writes whatever :meth:`Connection.send` returns.
+:meth:`Connection.receive_data` (``b""`` when the peer closed), pulls events
+(:mod:`protocol.events`) with :meth:`Connection.next_event` until it returns
+:data:`NEED_DATA`, and writes whatever :meth:`Connection.send` returns. Every
+message sent is validated, snapshots included: an event was checked when it was
+built, and a plain map is turned into its event first.
 
 The handshake is a small state machine, entirely in the ``_TRANSITIONS`` table
 below ("Rule 1": everything that moves the state lives there). A (role, state,
@@ -38,8 +40,8 @@ import enum
 from typing import Any, Final
 
 from protocol.codec import CLIENT_LIMITS, SERVER_LIMITS, pack, unpack
-from protocol.errors import LocalProtocolError, ProtocolError, is_fatal
-from protocol.events import SCHEMAS, TO_CLIENT, TO_SERVER, validate
+from protocol.errors import LocalProtocolError, ProtocolError, RemoteProtocolError, is_fatal
+from protocol.events import EVENTS, TO_CLIENT, TO_SERVER, Error, Event, Hello, Welcome, from_wire
 from protocol.framing import DEFAULT_MAX_FRAME, FrameDecoder, encode_frame
 
 
@@ -51,9 +53,9 @@ class _Sentinel(enum.Enum):
         return self.value
 
 
-#: next_message() result: no whole message buffered; feed more bytes.
+#: next_event() result: no whole message buffered; feed more bytes.
 NEED_DATA: Final = _Sentinel.NEED_DATA
-#: next_message() result: the connection is over (peer closed, or we must close).
+#: next_event() result: the connection is over (peer closed, or we must close).
 CLOSED: Final = _Sentinel.CLOSED
 
 #: The largest frame a client must accept from a server (and so the most a server sends).
@@ -119,10 +121,11 @@ _TRANSITIONS: dict[tuple[str, State, str, str], State] = {
 _HANDSHAKE_STATES = frozenset({_S.AWAIT_HELLO, _S.START, _S.AWAIT_WELCOME})
 
 
-def _kind(msg: dict[str, Any]) -> str:
-    mtype = msg["type"]
+def _kind(event: Event) -> str:
+    mtype = event.TYPE
     if mtype == "error":
-        return "fatal" if is_fatal(str(msg.get("code"))) else "error"
+        assert isinstance(event, Error)
+        return "fatal" if is_fatal(event.code) else "error"
     if mtype in ("hello", "welcome", "bye"):
         return mtype
     return "other"
@@ -141,8 +144,8 @@ class Connection:
         peer_max_frame: the largest body the peer accepts; :meth:`send` refuses
             bigger ones. A client learns it from ``welcome.limits.max_frame``.
         version: the negotiated protocol version once the welcome passed, else None.
-        welcome: (client) the welcome message, once received.
-        hello: (server) the hello message, once received.
+        welcome: (client) the :class:`~protocol.events.Welcome` event, once received.
+        hello: (server) the :class:`~protocol.events.Hello` event, once received.
     """
 
     def __init__(self, role: str, max_frame: int | None = None) -> None:
@@ -160,8 +163,8 @@ class Connection:
         self.state = State.AWAIT_HELLO if role == SERVER else State.START
         self._peer_closed = False
         self.version: int | None = None
-        self.welcome: dict[str, Any] | None = None
-        self.hello: dict[str, Any] | None = None
+        self.welcome: Welcome | None = None
+        self.hello: Hello | None = None
 
     def __repr__(self) -> str:
         return f"<Connection {self.role} {self.state.value}>"
@@ -176,7 +179,7 @@ class Connection:
     def receive_data(self, data: bytes) -> None:
         """Feed bytes read from the peer; ``b""`` means the peer closed its side.
 
-        Never raises; problems surface from :meth:`next_message`.
+        Never raises; problems surface from :meth:`next_event`.
         """
         if not data:
             self._peer_closed = True
@@ -185,17 +188,31 @@ class Connection:
             return
         self._decoder.feed(data)
 
-    def next_message(self) -> dict[str, Any] | _Sentinel:
-        """The next validated message, :data:`NEED_DATA`, or :data:`CLOSED`.
+    def next_event(self) -> Event | _Sentinel:
+        """The next event from the peer, :data:`NEED_DATA`, or :data:`CLOSED`.
+
+        Unknown extra fields of the message are not in the event (see
+        :meth:`next_message` for the map as received).
 
         A client silently skips pushed messages of unknown types (room for v2).
 
         Raises:
-            ProtocolError: the peer sent something wrong. When ``exc.fatal`` is
-                True the connection is now ``MUST_CLOSE``: send ``exc.to_message()``
+            ProtocolError: the peer sent something wrong (a
+                :class:`~protocol.errors.RemoteProtocolError`). When ``exc.fatal``
+                is True the connection is now ``MUST_CLOSE``: send ``exc.to_event()``
                 and close. Otherwise the bad message was dropped; report it and
                 keep reading. Errors during the handshake are always fatal.
         """
+        got = self._next()
+        return got if isinstance(got, _Sentinel) else got[0]
+
+    def next_message(self) -> dict[str, Any] | _Sentinel:
+        """As :meth:`next_event`, but the validated map as received (extra fields
+        kept), for tools and tests that read maps; raises as :meth:`next_event`."""
+        got = self._next()
+        return got if isinstance(got, _Sentinel) else got[1]
+
+    def _next(self) -> tuple[Event, dict[str, Any]] | _Sentinel:
         while True:
             if self.state in (State.MUST_CLOSE, State.CLOSED):
                 return CLOSED
@@ -207,70 +224,100 @@ class Connection:
                         return CLOSED
                     return NEED_DATA
                 msg = unpack(body, self._limits)
-                if self.role == CLIENT and msg["type"] not in SCHEMAS[self._incoming]:
+                if self.role == CLIENT and msg["type"] not in EVENTS[self._incoming]:
                     continue
-                kind = _kind(msg)
-                next_state = _TRANSITIONS.get((self.role, self.state, RECV, kind))
+                next_state = _TRANSITIONS.get((self.role, self.state, RECV, _wire_kind(msg)))
                 if next_state is None:
                     raise self._unexpected(msg)
-                validate(msg, self._incoming)
+                event = from_wire(msg, self._incoming)
             except ProtocolError as exc:
                 if self.state in _HANDSHAKE_STATES:
                     exc.fatal = True
                 if exc.fatal:
                     self.state = State.MUST_CLOSE
                 raise
-            self._received(msg)
+            self._received(event)
             self.state = next_state
-            return msg
+            return event, msg
 
     def _unexpected(self, msg: dict[str, Any]) -> ProtocolError:
         mtype = msg["type"]
         if self.state == State.AWAIT_HELLO:
-            return ProtocolError(
+            return RemoteProtocolError(
                 "handshake_required", f"the first message must be hello, got {mtype[:32]!r}", "type"
             )
         if self.state in (State.START, State.AWAIT_WELCOME):
-            return ProtocolError(
+            return RemoteProtocolError(
                 "bad_message", f"expected welcome or error, got {mtype[:32]!r}", "type", fatal=True
             )
-        return ProtocolError(
+        return RemoteProtocolError(
             "bad_message", f"unexpected {mtype[:32]!r} in state {self.state.value}", "type"
         )
 
-    def _received(self, msg: dict[str, Any]) -> None:
-        if msg["type"] == "hello" and self.role == SERVER:
-            self.hello = msg
-        elif msg["type"] == "welcome" and self.role == CLIENT:
-            self.welcome = msg
-            self.version = msg["protocol"]
-            self.peer_max_frame = msg["limits"]["max_frame"]
+    def _received(self, event: Event) -> None:
+        if isinstance(event, Hello) and self.role == SERVER:
+            self.hello = event
+        elif isinstance(event, Welcome) and self.role == CLIENT:
+            self.welcome = event
+            self.version = event.protocol
+            self.peer_max_frame = event.limits["max_frame"]
 
     # ------------------------------------------------------------------ sending
 
-    def send(self, msg: dict[str, Any]) -> bytes:
-        """Validate ``msg`` for our direction, frame it, and return the bytes to write.
+    def send(self, event: Event | dict[str, Any]) -> bytes:
+        """Frame ``event`` for the peer and return the bytes to write.
+
+        Args:
+            event: an :class:`~protocol.events.Event` of our direction (validated
+                when it was built), or, transitionally, its wire map, which is
+                turned into its event first (and so validated the same way).
 
         Raises:
             LocalProtocolError: the message is invalid (``bad_message``,
-                ``unknown_type``), too big for the peer (``frame_too_large``), or
-                not allowed in the current state; nothing changed.
+                ``unknown_type``: a map that is no event of our direction, or has a
+                field the protocol does not know), too big for the peer
+                (``frame_too_large``), or not allowed in the current state;
+                nothing changed.
         """
-        try:
-            validate(msg, self._outgoing)
-        except ProtocolError as exc:
-            raise LocalProtocolError(exc.code, exc.message, exc.field) from None
-        kind = _kind(msg)
-        next_state = _TRANSITIONS.get((self.role, self.state, SEND, kind))
+        if not isinstance(event, Event):
+            event = self._event_of(event)
+        elif EVENTS[self._outgoing].get(event.TYPE) is not type(event):
+            raise LocalProtocolError(
+                "bad_message", f"a {type(event).__name__} is not sent by a {self.role}", "type"
+            )
+        next_state = _TRANSITIONS.get((self.role, self.state, SEND, _kind(event)))
         if next_state is None:
             raise LocalProtocolError(
                 "bad_message",
-                f"cannot send {msg['type']!r} in state {self.state.value}",
+                f"cannot send {event.TYPE!r} in state {self.state.value}",
                 "type",
                 fatal=False,
             )
-        data = encode_frame(pack(msg), self.peer_max_frame)
-        if msg["type"] == "welcome" and self.role == SERVER:
-            self.version = msg["protocol"]
+        data = encode_frame(pack(event.to_wire()), self.peer_max_frame)
+        if isinstance(event, Welcome) and self.role == SERVER:
+            self.version = event.protocol
         self.state = next_state
         return data
+
+    def _event_of(self, msg: dict[str, Any]) -> Event:
+        """The event for an outgoing map; a field no event declares is refused, not dropped."""
+        try:
+            event = from_wire(msg, self._outgoing)
+        except ProtocolError as exc:
+            raise LocalProtocolError(exc.code, exc.message, exc.field) from None
+        if not msg.keys() <= event.KEYS:
+            unknown = sorted(k for k in msg if k not in event.KEYS)
+            raise LocalProtocolError(
+                "bad_message", f"{event.TYPE} has no field {unknown[0]!r}", unknown[0]
+            )
+        return event
+
+
+def _wire_kind(msg: dict[str, Any]) -> str:
+    """:func:`_kind` of a received map, before it is validated into an event."""
+    mtype = msg["type"]
+    if mtype == "error":
+        return "fatal" if is_fatal(str(msg.get("code"))) else "error"
+    if mtype in ("hello", "welcome", "bye"):
+        return mtype
+    return "other"

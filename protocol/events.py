@@ -109,13 +109,15 @@ class Event:
     """Base of every message type; see the module docstring.
 
     Class attributes (set by :func:`_register`): ``TYPE`` (the wire ``type``),
-    ``FIELDS`` (the :class:`FieldSpec` of each field, in wire order), ``SCHEMA``
+    ``FIELDS`` (the :class:`FieldSpec` of each field, in wire order), ``KEYS`` (the
+    wire map's possible keys, ``type`` included), ``SCHEMA``
     (the :class:`~protocol.schema.Struct` checking a wire map), ``IS_REQUEST``
     (True for client requests that may carry an ``id`` and get ``ok``/``error``).
     """
 
     TYPE: ClassVar[str] = ""
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = ()
+    KEYS: ClassVar[frozenset[str]] = frozenset({"type"})
     SCHEMA: ClassVar[Struct] = Struct({})
     IS_REQUEST: ClassVar[bool] = False
 
@@ -169,6 +171,7 @@ def _register(mtype: str, *directions: str, request: bool = False) -> Callable[[
             FieldSpec(f.name, f.metadata["check"], not f.metadata["optional"], f.metadata["doc"])
             for f in dataclasses.fields(cls)
         )
+        cls.KEYS = frozenset({"type", *(s.name for s in cls.FIELDS)})
         cls.SCHEMA = Struct({s.name: F(s.check, s.required, s.doc) for s in cls.FIELDS})
         for direction in directions:
             if mtype in EVENTS[direction]:

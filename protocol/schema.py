@@ -49,6 +49,16 @@ def _bad(path: str, message: str) -> FieldError:
     return FieldError(path, f"{path}: {message}")
 
 
+def _again(check: Checker, value: Any, path: str) -> None:
+    """Re-run a check that failed with an empty path, to raise its error with ``path``.
+
+    Containers check their items with ``""`` and build an item's path only when it
+    failed (formatting a path per item was most of the cost of a valid message).
+    """
+    check(value, path)
+    raise AssertionError(f"{path}: a check failed once and passed the second time")
+
+
 def kind_name(value: Any) -> str:
     """How a value's type is named in error messages (msgpack's words)."""
     if value is None:
@@ -188,8 +198,12 @@ class ListOf:
             raise _bad(path, f"expected an array, got {kind_name(value)}")
         if not self.min <= len(value) <= self.max:
             raise _bad(path, f"{len(value)} items, outside {self.min}..{self.max}")
+        check = self.item
         for i, item in enumerate(value):
-            self.item(item, f"{path}[{i}]")
+            try:
+                check(item, "")
+            except FieldError:
+                _again(check, item, f"{path}[{i}]")
         return value
 
     def describe(self) -> str:
@@ -215,12 +229,14 @@ class Struct:
         if not isinstance(value, dict):
             raise _bad(path, f"expected a map, got {kind_name(value)}")
         for name, spec in self.fields.items():
-            sub = f"{path}.{name}" if path else name
             if name not in value:
                 if spec.required:
-                    raise _bad(sub, "missing")
+                    raise _bad(f"{path}.{name}" if path else name, "missing")
                 continue
-            spec.check(value[name], sub)
+            try:
+                spec.check(value[name], "")
+            except FieldError:
+                _again(spec.check, value[name], f"{path}.{name}" if path else name)
         return value
 
     def describe(self) -> str:
@@ -248,6 +264,8 @@ class Data:
     def __call__(self, value: Any, path: str) -> Any:
         if self.map_only and not isinstance(value, dict):
             raise _bad(path, f"expected a map, got {kind_name(value)}")
+        if self._plainly_valid(value):
+            return value
         budget = [self.max_items]
         try:
             self._walk(value, 1, budget)
@@ -255,6 +273,55 @@ class Data:
             sub = path + "".join(reversed(where.parts))
             raise _bad(path if where.whole else sub, where.message) from None
         return value
+
+    def _plainly_valid(self, value: Any) -> bool:
+        """The fast path (outgoing snapshots are mostly views): True when ``value`` is
+        valid and made of the plain types only (dict, list, tuple, str, int, bool,
+        None, finite float). One loop, no recursion, no path bookkeeping. False means
+        "not shown valid here": :meth:`_walk`, the authority, then decides and names
+        the offending path. So this may be stricter than :meth:`_walk`, never laxer
+        (tests/protocol/test_schema_fast.py checks the two agree)."""
+        max_depth = 1 if self.scalars_only else self.max_depth
+        max_str = self.max_str
+        items = self.max_items
+        isfinite = math.isfinite
+        kind = type(value)
+        if kind is not dict and kind is not list and kind is not tuple:
+            if kind is str:
+                return len(value) <= max_str
+            if kind is int or kind is bool or value is None:
+                return True
+            return kind is float and isfinite(value)
+        level = [value]  # the containers at this depth, breadth first
+        depth = 1
+        while level:
+            if depth > max_depth:
+                return False
+            deeper: list[Any] = []
+            push = deeper.append
+            for node in level:
+                items -= len(node)
+                if type(node) is dict:
+                    for key in node:
+                        if type(key) is not str or len(key) > max_str:
+                            return False
+                    node = node.values()
+                for sub in node:
+                    kind = type(sub)
+                    if kind is str:
+                        if len(sub) > max_str:
+                            return False
+                    elif kind is int or kind is bool or sub is None:
+                        continue
+                    elif kind is dict or kind is list or kind is tuple:
+                        push(sub)
+                    elif kind is not float or not isfinite(sub):
+                        return False
+            if items < 0:
+                return False
+            level = deeper
+            depth += 1
+        return True
 
     def _walk(self, value: Any, depth: int, budget: list[int]) -> None:
         """Check ``value`` (recursion depth <= max_depth); the path is built only on failure."""

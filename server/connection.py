@@ -18,6 +18,14 @@ A connection closed on purpose gets a last message first: ``bye`` (shutdown,
 slow consumer, heartbeat, rate abuse, session resumed elsewhere) or the fatal
 ``error`` (bad frame, failed handshake), sent only if the stream is between
 frames.
+
+Every message is an event of :mod:`protocol.events` and goes out through
+``Connection.send``, which validates it (snapshots included). Transitionally, the
+rest of the server may still push plain message maps: ``Connection.send`` turns
+each into its event first, so they are validated the same way. A message that
+fails validation is our own bug: it is logged at ERROR and not sent (an ``ok``
+reply is replaced by ``internal_error``), as is any unexpected exception of a
+request's handler.
 """
 
 from __future__ import annotations
@@ -27,21 +35,20 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from protocol.codec import pack
-from protocol.connection import CLIENT_MAX_FRAME, CLOSED, NEED_DATA, Connection
+from protocol.connection import CLOSED, NEED_DATA, Connection
 from protocol.connection import State as ConnState
-from protocol.errors import LocalProtocolError, ProtocolError
-from protocol.events import REQUEST_TYPES
-from protocol.framing import encode_frame
+from protocol.errors import LocalProtocolError, ProtocolError, Refusal, RemoteProtocolError
+from protocol.events import Bye, Event, Hello, Ok, Ping, Pong, Welcome
 from protocol.version import __version__
 from protocol.versions import negotiate
 from server.ratelimit import TokenBucket
-from server.session import Session
+from server.session import Message, Session
 
 if TYPE_CHECKING:
     from server.app import Server
 
 log = logging.getLogger("cardserver.connection")
+
 
 READ_SIZE = 65536
 #: Most queued messages the writer joins into one send.
@@ -57,11 +64,11 @@ class ClientConnection:
         self.stream = stream
         self.peer = peer
         self.conn = Connection("server", max_frame=self.config.max_frame)
-        self._out_send, self._out_recv = trio.open_memory_channel[dict[str, Any]](
+        self._out_send, self._out_recv = trio.open_memory_channel[Message](
             self.config.outbox_size)
         self.session: Session | None = None
         self.scope = trio.CancelScope()
-        self.final: dict[str, Any] | None = None
+        self.final: Event | None = None
         self.reason = "closed by peer"
         self.last_heard = trio.current_time()
         self.bucket = TokenBucket(self.config.rate, self.config.burst, self.last_heard,
@@ -75,8 +82,9 @@ class ClientConnection:
 
     # -- for the rest of the server -------------------------------------
 
-    def push(self, msg: dict[str, Any]) -> None:
-        """Queue ``msg`` for the writer; a full outbox disconnects (slow_consumer)."""
+    def push(self, msg: Message) -> None:
+        """Queue ``msg`` (an event, or transitionally its wire map) for the writer;
+        a full outbox disconnects (slow_consumer). Validation happens when it is sent."""
         if self.final is not None:
             return
         try:
@@ -89,9 +97,9 @@ class ClientConnection:
 
     def close_with_bye(self, reason: str, message: str) -> None:
         """Close on purpose: send ``bye {reason, message}`` if possible, then close."""
-        self._close({"type": "bye", "reason": reason, "message": message}, reason)
+        self._close(Bye(reason=reason, message=message), reason)
 
-    def _close(self, final: dict[str, Any], reason: str) -> None:
+    def _close(self, final: Event, reason: str) -> None:
         """Stop reading; the writer sends what is queued (nothing for a slow
         consumer), then ``final``, within ``shutdown_timeout``."""
         if self.final is None:
@@ -156,8 +164,8 @@ class ClientConnection:
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 pass
 
-    async def _receive(self) -> dict[str, Any] | None:
-        """The next message from the peer, None when it closed.
+    async def _receive(self) -> Event | None:
+        """The next event from the peer, None when it closed.
 
         Raises:
             ProtocolError: from the sans-IO connection (fatal or not).
@@ -165,17 +173,18 @@ class ClientConnection:
         """
         while True:
             try:
-                msg = self.conn.next_message()
+                event = self.conn.next_event()
             except ProtocolError:
                 self.last_heard = trio.current_time()  # a whole (bad) frame arrived
                 raise
-            if msg is CLOSED:
+            if event is CLOSED:
                 return None
-            if msg is not NEED_DATA:
+            if isinstance(event, Event):
                 # only a whole frame is a sign of life: bytes trickled into a frame
                 # that never completes do not hold the connection open (slowloris)
                 self.last_heard = trio.current_time()
-                return msg  # type: ignore[return-value]
+                return event
+            assert event is NEED_DATA
             deadline = self.last_heard + self.config.ping_interval + self.config.ping_timeout
             with trio.move_on_at(deadline):
                 try:
@@ -192,34 +201,36 @@ class ClientConnection:
             with trio.fail_after(self.config.handshake_timeout):
                 hello = await self._receive()
         except trio.TooSlowError:
-            self._close(ProtocolError("handshake_timeout", "no hello within "
-                                      f"{self.config.handshake_timeout} s").to_message(),
+            self._close(RemoteProtocolError("handshake_timeout", "no hello within "
+                                            f"{self.config.handshake_timeout} s").to_event(),
                         "handshake timeout")
             return False
         except ProtocolError as exc:
-            self._close(exc.to_message(), f"handshake failed: {exc.code}")
+            self._close(exc.to_event(), f"handshake failed: {exc.code}")
             return False
         except _Silent:
             return False
         if hello is None:
             self.reason = "closed before hello"
             return False
+        assert isinstance(hello, Hello)  # the state machine admits nothing else first
         lobby = self.server.lobby
         try:
-            version = negotiate(hello["protocol"])
-            resumed = "resume" in hello
-            if resumed:
-                session = lobby.resume(hello["resume"])
-                token = hello["resume"]
+            version = negotiate(hello.protocol)
+            resumed = hello.resume is not None
+            if hello.resume is not None:
+                session = lobby.resume(hello.resume)
+                token = hello.resume
             else:
-                session, token = lobby.new_session(hello["name"])
+                session, token = lobby.new_session(hello.name)
         except ProtocolError as exc:
-            self._close(exc.to_message(hello.get("id")), f"handshake failed: {exc.code}")
+            _log_if_ours(exc, "handshake")
+            self._close(exc.to_event(hello.id), f"handshake failed: {exc.code}")
             return False
         self.session = session
-        self.push({"type": "welcome", "protocol": version, "server": f"cardserver/{__version__}",
-                   "session": session.id, "token": token, "name": session.name,
-                   "resumed": resumed, "limits": self.config.limits()})
+        self.push(Welcome(protocol=version, server=f"cardserver/{__version__}",
+                          session=session.id, token=token, name=session.name,
+                          resumed=resumed, limits=self.config.limits()))
         log.info("connection %s: session %s (%s) %s", self.peer, session.id, session.name,
                  "resumed" if resumed else "started")
         return True
@@ -228,39 +239,41 @@ class ClientConnection:
         assert self.session is not None
         while True:
             try:
-                msg = await self._receive()
+                event = await self._receive()
             except _Silent:
                 self.close_with_bye("heartbeat_timeout", "no answer to ping in time")
                 return
             except ProtocolError as exc:
                 if exc.fatal:
-                    self._close(exc.to_message(), f"protocol error: {exc.code}")
+                    self._close(exc.to_event(), f"protocol error: {exc.code}")
                     return
-                self.push(exc.to_message())
+                self.push(exc.to_event())
                 continue
-            if msg is None:
+            if event is None:
                 return
-            mtype = msg["type"]
-            if mtype == "pong":
+            if isinstance(event, Pong):
                 continue
-            if mtype == "ping":
-                self.push({"type": "pong", "id": msg["id"]})
+            if isinstance(event, Ping):
+                self.push(Pong(id=event.id))
                 continue
-            if mtype in REQUEST_TYPES and not self.bucket.allow(trio.current_time()):
+            rid: int | None = getattr(event, "id", None)
+            if event.IS_REQUEST and not self.bucket.allow(trio.current_time()):
                 if self.bucket.abusive():
                     self.close_with_bye("rate_limited", "too many requests, for too long")
                     return
-                self.push(ProtocolError("rate_limited", f"more than {self.config.rate:g} "
-                                        "requests per second").to_message(msg.get("id")))
+                self.push(Refusal("rate_limited", f"more than {self.config.rate:g} "
+                                  "requests per second").to_event(rid))
                 continue
             try:
-                await self.server.lobby.handle(self.session, msg)
+                # the lobby still reads message maps: hand it the validated event's
+                await self.server.lobby.handle(self.session, event.to_wire())
             except ProtocolError as exc:
-                self.push(exc.to_message(msg.get("id")))
+                _log_if_ours(exc, f"request {event.TYPE} from {self.session.id}")
+                self.push(exc.to_event(rid))
             except Exception:
-                log.exception("request %s from %s failed", mtype, self.session.id)
-                self.push(ProtocolError("internal_error", "the server failed handling this "
-                                        "request").to_message(msg.get("id")))
+                log.exception("request %s from %s failed", event.TYPE, self.session.id)
+                self.push(LocalProtocolError("internal_error", "the server failed handling "
+                                             "this request").to_event(rid))
             if not await self._wait_for_room():
                 return
 
@@ -303,7 +316,7 @@ class ClientConnection:
                 if trio.current_time() >= next_ping:
                     if self.final is None:
                         self._ping_id += 1
-                        await self._write({"type": "ping", "id": self._ping_id})
+                        await self._write(Ping(id=self._ping_id))
                     # always move the timer on: a deadline left in the past cancels the
                     # next receive before it can see the closed outbox, and the writer
                     # would spin until shutdown_timeout without sending the final bye
@@ -313,7 +326,7 @@ class ClientConnection:
         finally:
             self._writer_done.set()
 
-    async def _write_batch(self, first: dict[str, Any]) -> None:
+    async def _write_batch(self, first: Message) -> None:
         """Write ``first`` and whatever else is queued already (up to ``WRITE_BATCH``
         messages) with one ``send_all``: one syscall and one wake-up instead of one per
         message (an accepted intent queues an ``ok`` and a snapshot together)."""
@@ -327,33 +340,29 @@ class ClientConnection:
         self._room.set()
         await self._send(b"".join(chunk for chunk in chunks if chunk is not None))
 
-    async def _write(self, msg: dict[str, Any]) -> None:
+    async def _write(self, msg: Message) -> None:
         data = self._encode(msg)
         if data is not None:
             await self._send(data)
 
-    def _encode(self, msg: dict[str, Any]) -> bytes | None:
-        """The frame for ``msg``; None when nothing can be sent (logged).
-
-        Snapshots, the bulk of the traffic, are framed without the per-message schema
-        walk of ``Connection.send`` (measured at about a third of the server's CPU per
-        intent): the match builds them from the engine's projection only, their shape
-        is checked by the test suites and by every client on receipt, and the size
-        limit (1 MiB, what a client must accept) is still enforced here.
-        """
+    def _encode(self, msg: Message) -> bytes | None:
+        """The frame for ``msg``, validated by ``Connection.send``; None when nothing
+        can be sent. An invalid message is our bug: logged at ERROR and dropped (an
+        ``ok`` reply becomes ``internal_error``, so the request still gets an answer)."""
         try:
-            if msg["type"] == "snapshot" and self.conn.state is ConnState.OPEN:
-                return encode_frame(pack(msg), CLIENT_MAX_FRAME)
             return self.conn.send(msg)
         except LocalProtocolError as exc:
             if self.conn.state in (ConnState.CLOSED, ConnState.MUST_CLOSE):
                 return None  # the peer has gone, or the final message is out: nothing to say
-            log.error("not sending an invalid %s message: %s", msg.get("type"), exc)
-            if msg.get("type") != "ok" or "id" not in msg:
+            mtype = msg.TYPE if isinstance(msg, Event) else msg.get("type")
+            log.error("not sending an invalid %s message to %s: %s", mtype, self.peer, exc)
+            rid = msg.id if isinstance(msg, Ok) else (
+                msg.get("id") if isinstance(msg, dict) and mtype == "ok" else None)
+            if mtype != "ok" or rid is None:
                 return None
             try:
-                return self.conn.send(ProtocolError(
-                    "internal_error", "the reply could not be encoded").to_message(msg["id"]))
+                return self.conn.send(LocalProtocolError(
+                    "internal_error", "the reply could not be encoded").to_event(rid))
             except LocalProtocolError:
                 return None
 
@@ -367,6 +376,13 @@ class ClientConnection:
             if self.final is None:
                 self.reason = "peer gone"
             self.scope.cancel()
+
+
+def _log_if_ours(exc: ProtocolError, what: str) -> None:
+    """Log our own bugs (:class:`LocalProtocolError`) at ERROR; refusals and the
+    peer's mistakes are answered, not logged."""
+    if isinstance(exc, LocalProtocolError):
+        log.error("%s failed: %s", what, exc)
 
 
 class _Silent(Exception):

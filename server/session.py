@@ -9,11 +9,17 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from protocol.events import Event
+
+#: A message for a session: an event of :mod:`protocol.events`, or transitionally
+#: its wire map (the connection turns it into its event, validating it, when sending).
+Message = Event | dict[str, Any]
+
 
 class Outbox(Protocol):
     """Where a session's messages go: a live connection's bounded outbox."""
 
-    def push(self, msg: dict[str, Any]) -> None:
+    def push(self, msg: Message) -> None:
         """Queue ``msg`` without blocking (a full queue disconnects the client)."""
 
 
@@ -38,8 +44,9 @@ class Session:
         """True while a connection is attached."""
         return self.client is not None
 
-    def push(self, msg: dict[str, Any]) -> None:
-        """Send ``msg`` to the live connection, if any (never blocks)."""
+    def push(self, msg: Message) -> None:
+        """Send ``msg`` (an event, or transitionally its wire map) to the live
+        connection, if any (never blocks); it is validated when it is written."""
         if self.client is not None:
             self.client.push(msg)
 

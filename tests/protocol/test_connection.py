@@ -7,6 +7,7 @@ import pytest
 from protocol.codec import pack
 from protocol.connection import CLOSED, NEED_DATA, Connection, State
 from protocol.errors import LocalProtocolError, ProtocolError
+from protocol.events import Hello, Join, Snapshot, Welcome
 from protocol.framing import encode_frame
 from tests.protocol.helpers import (
     HELLO,
@@ -48,7 +49,7 @@ def test_handshake_states() -> None:
     server.receive_data(client.send(HELLO))
     assert client.state is State.AWAIT_WELCOME
     assert server.next_message() == HELLO
-    assert server.state is State.HANDSHAKING and server.hello == HELLO
+    assert server.state is State.HANDSHAKING and server.hello.to_wire() == HELLO
     client.receive_data(server.send(WELCOME))
     assert server.state is State.OPEN and server.version == 1
     assert client.next_message() == WELCOME
@@ -230,3 +231,33 @@ def test_pipelined_bad_request_before_welcome_is_not_fatal() -> None:
     assert (info.value.code, info.value.fatal) == ("bad_message", False)
     assert server.next_message() == {"type": "games", "id": 2}
     assert server.state is State.HANDSHAKING
+
+
+def test_events_in_and_out() -> None:
+    client, server = Connection("client"), Connection("server")
+    server.receive_data(client.send(Hello(protocol=[1], name="alice", client="mybot/0.1")))
+    hello = server.next_event()
+    assert isinstance(hello, Hello) and hello.name == "alice" and server.hello is hello
+    client.receive_data(server.send(Welcome(**{k: v for k, v in WELCOME.items() if k != "type"})))
+    assert isinstance(client.next_event(), Welcome) and client.next_event() is NEED_DATA
+    server.receive_data(client.send(Join(id=3, match="m1")))
+    assert server.next_event() == Join(id=3, match="m1")
+
+
+def test_every_outgoing_message_is_validated_snapshots_included() -> None:
+    client, server = handshake()
+    snapshot = dict(TO_CLIENT_EXAMPLES["snapshot"])
+    assert server.send(snapshot) == server.send(Snapshot.from_wire(snapshot))
+    for bad, field in [
+        ({**snapshot, "seat": 5}, "seat"),
+        ({**snapshot, "view": {"k": float("inf")}}, "view.k"),
+        ({**snapshot, "deck_order": ["AS"]}, "deck_order"),  # never silently dropped
+    ]:
+        with pytest.raises(LocalProtocolError) as info:
+            server.send(bad)
+        assert info.value.field == field
+    with pytest.raises(LocalProtocolError):
+        client.send(Snapshot.from_wire(snapshot))  # not a client's message
+    with pytest.raises(LocalProtocolError):
+        server.send(Join(match="m1"))
+    assert server.state is State.OPEN and client.state is State.OPEN
