@@ -6,12 +6,17 @@ Usage::
 
     async with open_session("127.0.0.1", 7777, name="alice", client="mybot/0.1",
                             reconnect=True) as session:
-        reply = await session.request({"type": "create", "game": "war"})
+        reply = await session.request(Create(game="war"))
         match = reply["match"]
         async for push in session.pushes:          # snapshot, presence, chat, bye, error
             if push["type"] == "snapshot" and push["legal"]:
-                await session.request({"type": "intent", "match": match,
-                                       "seq": push["seq"], "intent": push["legal"][0]})
+                await session.request(Intent(match=match, seq=push["seq"],
+                                             intent=push["legal"][0]))
+
+Requests are events of :mod:`protocol.events` (``Create``, ``Intent``...); a plain
+request map is accepted too and turned into its event, so either way it is
+validated before it is sent. Replies and pushes are handed out as the wire maps
+of the validated events the connection read (unknown extra fields dropped).
 
 What it does:
 
@@ -36,12 +41,14 @@ What it does:
   reconnecting, closed); ``on_state`` is called on each change.
 
 Tasks per connection: one reader, one writer fed by a bounded channel, one
-heartbeat. Everything on the wire goes through :class:`protocol.connection.Connection`.
+heartbeat. Everything on the wire, both ways, goes through
+:class:`protocol.connection.Connection`.
 """
 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import enum
 import itertools
 import logging
@@ -56,7 +63,8 @@ import trio
 
 from protocol.connection import CLOSED, NEED_DATA, Connection
 from protocol.connection import State as ConnState
-from protocol.errors import CODES, ProtocolError
+from protocol.errors import ProtocolError, is_fatal
+from protocol.events import TO_SERVER, Bye, Error, Event, Hello, Ok, Ping, Pong, Welcome, outgoing
 from protocol.version import PROTOCOL_VERSIONS, __version__
 
 log = logging.getLogger(__name__)
@@ -238,11 +246,14 @@ class Session:
             return self._ping_timeout
         return float(self.limits.get("ping_timeout") or 30.0)
 
-    async def request(self, msg: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-        """Send a request with a fresh ``id`` and return the ``ok`` reply.
+    async def request(
+        self, msg: Event | dict[str, Any], timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Send a request with a fresh ``id`` and return the ``ok`` reply (its wire map).
 
         Args:
-            msg: the request without ``id`` (an ``id`` given is replaced).
+            msg: the request event (or its wire map) without ``id`` (an ``id`` given
+                is replaced).
             timeout: seconds to wait for the reply (None: no limit).
 
         Raises:
@@ -252,12 +263,16 @@ class Session:
             protocol.errors.LocalProtocolError: ``msg`` is not a valid request.
             trio.TooSlowError: ``timeout`` passed.
         """
+        event = outgoing(msg, TO_SERVER)
+        if not event.IS_REQUEST:
+            raise ValueError(f"{event.TYPE!r} is not a request; use send()")
         rid = next(self._ids)
+        event = dataclasses.replace(event, id=rid)  # type: ignore[call-arg]
         waiter = _Waiter()
         self._pending[rid] = waiter
         try:
             with trio.fail_after(math.inf if timeout is None else timeout):
-                await self._enqueue({**msg, "id": rid})
+                await self._enqueue(event)
                 await waiter.event.wait()
         finally:
             if self._pending.pop(rid, None) is not None and not waiter.event.is_set():
@@ -269,14 +284,15 @@ class Session:
             raise ServerError(waiter.reply["code"], waiter.reply["message"], waiter.reply)
         return waiter.reply
 
-    async def send(self, msg: dict[str, Any]) -> None:
-        """Send a message without waiting for any reply (waits for a connection).
+    async def send(self, msg: Event | dict[str, Any]) -> None:
+        """Send a message (an event, or its wire map) without waiting for any reply
+        (waits for a connection).
 
         Raises:
             SessionClosed: the session is closed.
             protocol.errors.LocalProtocolError: ``msg`` is not valid.
         """
-        await self._enqueue(msg)
+        await self._enqueue(outgoing(msg, TO_SERVER))
 
     async def next_push(self, timeout: float | None = None) -> dict[str, Any]:
         """The next pushed message.
@@ -315,7 +331,7 @@ class Session:
         waiter = _Waiter()
         self._pending[rid] = waiter
         try:
-            await self._enqueue({"type": "ping", "id": rid})
+            await self._enqueue(Ping(id=rid))
             await waiter.event.wait()
         finally:
             self._pending.pop(rid, None)
@@ -362,7 +378,7 @@ class Session:
     async def _wait_connected_or_closed(self) -> None:
         await self._connected.wait()
 
-    async def _enqueue(self, msg: dict[str, Any]) -> None:
+    async def _enqueue(self, msg: Event) -> None:
         while True:
             if self.state is SessionState.CLOSED:
                 raise SessionClosed(self.close_reason or "closed")
@@ -397,37 +413,31 @@ class Session:
 
     async def _handshake(self, stream: trio.abc.Stream) -> _Link:
         conn = Connection("client")
-        hello: dict[str, Any] = {
-            "type": "hello",
-            "protocol": list(PROTOCOL_VERSIONS),
-            "name": self.name,
-            "client": self.client,
-        }
-        if self.token:
-            hello["resume"] = self.token
+        hello = Hello(protocol=list(PROTOCOL_VERSIONS), name=self.name, client=self.client,
+                      resume=self.token or None)
         await stream.send_all(conn.send(hello))
         while True:
             try:
-                msg = conn.next_message()
+                event = conn.next_event()
             except ProtocolError as exc:
                 raise ConnectionLost(f"bad handshake reply: {exc}") from None
-            if msg is NEED_DATA:
+            if event is NEED_DATA:
                 data = await stream.receive_some(READ_SIZE)
                 conn.receive_data(data)
                 continue
-            if msg is CLOSED:
+            if event is CLOSED:
                 raise ConnectionLost("the server closed during the handshake")
-            assert isinstance(msg, dict)
-            if msg["type"] == "welcome":
+            if isinstance(event, Welcome):
                 break
-            if msg["type"] == "error":
-                raise ServerError(msg["code"], msg["message"], msg)
-            raise ConnectionLost(f"the server said {msg['type']} during the handshake")
-        self.welcome = msg
-        self.token = msg["token"]
-        self.session_id = msg["session"]
-        self.limits = dict(msg["limits"])
-        self.resumed = bool(msg["resumed"])
+            if isinstance(event, Error):
+                raise ServerError(event.code, event.message, event.to_wire())
+            assert isinstance(event, Event)
+            raise ConnectionLost(f"the server said {event.TYPE} during the handshake")
+        self.welcome = event.to_wire()
+        self.token = event.token
+        self.session_id = event.session
+        self.limits = dict(event.limits)
+        self.resumed = event.resumed
         return _Link(stream, conn, self._outbox_size)
 
     async def _supervise(self, link: _Link, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
@@ -513,55 +523,54 @@ class Session:
         try:
             while True:
                 try:
-                    msg = conn.next_message()
+                    event = conn.next_event()
                 except ProtocolError as exc:
                     if exc.fatal:
                         link.dead_reason = exc.code
                         return
                     log.warning("ignoring a bad message from the server: %s", exc)
                     continue
-                if msg is NEED_DATA:
+                if event is NEED_DATA:
                     try:
                         data = await link.stream.receive_some(READ_SIZE)
                     except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                         data = b""
                     conn.receive_data(data)
                     continue
-                if msg is CLOSED:
+                if event is CLOSED:
                     link.dead_reason = link.dead_reason or "connection closed"
                     return
-                assert isinstance(msg, dict)
-                await self._dispatch(link, msg)
+                assert isinstance(event, Event)
+                await self._dispatch(link, event)
         finally:
             scope.cancel()
 
-    async def _dispatch(self, link: _Link, msg: dict[str, Any]) -> None:
-        mtype = msg["type"]
-        if mtype == "ping":
-            await link.out_send.send(link.conn.send({"type": "pong", "id": msg["id"]}))
+    async def _dispatch(self, link: _Link, event: Event) -> None:
+        if isinstance(event, Ping):
+            await link.out_send.send(link.conn.send(Pong(id=event.id)))
             return
-        if mtype == "pong":
-            sent = link.pings.pop(msg["id"], None)
+        if isinstance(event, Pong):
+            sent = link.pings.pop(event.id, None)
             if sent is not None:
                 self.rtt = trio.current_time() - sent
-            waiter = self._pending.get(msg["id"])
+            waiter = self._pending.get(event.id)
             if waiter is not None:
-                waiter.resolve(msg)
+                waiter.resolve(event.to_wire())
             return
-        if mtype in ("ok", "error") and "id" in msg:
-            waiter = self._pending.get(msg["id"])
+        if isinstance(event, Ok | Error) and event.id is not None:
+            waiter = self._pending.get(event.id)
             if waiter is not None:
-                waiter.resolve(msg)
+                waiter.resolve(event.to_wire())
                 return
-            if msg["id"] in self._abandoned:  # a late reply to a request given up on
+            if event.id in self._abandoned:  # a late reply to a request given up on
                 return
-        if mtype == "ok":  # a reply to a message sent with send(): nobody waits for it
+        if isinstance(event, Ok):  # a reply to a message sent with send(): nobody waits for it
             return
-        if mtype == "bye":
-            link.dead_reason = msg["reason"]
-        elif mtype == "error" and CODES.get(msg["code"]) and CODES[msg["code"]].fatal:
-            link.dead_reason = msg["code"]
-        await self._push(msg)
+        if isinstance(event, Bye):
+            link.dead_reason = event.reason
+        elif isinstance(event, Error) and is_fatal(event.code):
+            link.dead_reason = event.code
+        await self._push(event.to_wire())
 
     async def _writer(self, link: _Link, scope: trio.CancelScope) -> None:
         try:
@@ -587,7 +596,7 @@ class Session:
                 link.pings[pid] = now  # counted even if the writer is stuck
                 oldest = now if oldest is None else oldest
                 try:
-                    link.out_send.send_nowait(link.conn.send({"type": "ping", "id": pid}))
+                    link.out_send.send_nowait(link.conn.send(Ping(id=pid)))
                 except trio.WouldBlock:
                     pass
                 next_ping = now + self.ping_interval

@@ -9,7 +9,9 @@ fields when it is built::
     Join(match="", seat=0)                      # LocalProtocolError naming "match"
 
 * ``event.to_wire()`` is the message map (``type`` first, then the fields in
-  declaration order; an optional field left at None is absent);
+  declaration order, which puts a request's or reply's ``id`` last, as the
+  project's client and server have always sent it; an optional field left at
+  None is absent);
 * :func:`from_wire` turns a decoded map into the event its ``type`` names, or
   raises :class:`~protocol.errors.RemoteProtocolError` (``bad_message`` naming the
   field, or ``unknown_type``), echoing the map's ``id`` when it had a valid one.
@@ -30,7 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from protocol.errors import LocalProtocolError, RemoteProtocolError
+from protocol.errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from protocol.schema import (
     CHAT_TEXT,
     EVENT,
@@ -235,6 +237,30 @@ def _class_for(msg: Any, direction: str) -> type[Event]:
     return cls
 
 
+def outgoing(msg: Event | Mapping[str, Any], direction: str) -> Event:
+    """The event to send for ``msg``: an event of ``direction`` as it is, or a wire
+    map (the transitional form) turned into its event.
+
+    Raises:
+        LocalProtocolError: ``msg`` is no valid message of ``direction`` (``bad_message``
+            naming the field, ``unknown_type``), or a map has a field the protocol does
+            not know (refused, never silently dropped). It is our own mistake.
+    """
+    if isinstance(msg, Event):
+        if EVENTS[direction].get(msg.TYPE) is not type(msg):
+            raise LocalProtocolError("bad_message", f"a {type(msg).__name__} does not "
+                                     f"travel {direction}", "type")
+        return msg
+    try:
+        event = from_wire(msg, direction)
+    except ProtocolError as exc:
+        raise LocalProtocolError(exc.code, exc.message, exc.field) from None
+    if not msg.keys() <= event.KEYS:
+        unknown = sorted(k for k in msg if k not in event.KEYS)[0]
+        raise LocalProtocolError("bad_message", f"{event.TYPE} has no field {unknown!r}", unknown)
+    return event
+
+
 def validate(msg: Any, direction: str) -> dict[str, Any]:
     """Check a decoded map against its message's fields, without building an event.
 
@@ -298,7 +324,6 @@ class Hello(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ListGames(Event):
     """Ask for the games and their options."""
-
     id: int | None = opt(REQ_ID, _ID_DOC)
 
 
@@ -307,9 +332,9 @@ class ListGames(Event):
 class ListMatches(Event):
     """Ask for the matches (optionally of one game or status) and the queues."""
 
-    id: int | None = opt(REQ_ID, _ID_DOC)
     game: str | None = opt(GAME)
     status: str | None = opt(STATUS)
+    id: int | None = opt(REQ_ID, _ID_DOC)
 
 
 @_register("create", TO_SERVER, request=True)
@@ -317,13 +342,13 @@ class ListMatches(Event):
 class Create(Event):
     """Create a match and take a seat in it."""
 
-    id: int | None = opt(REQ_ID, _ID_DOC)
     game: str = req(GAME)
     options: dict[str, Any] | None = opt(OPTIONS)
     bot: str | None = opt(Str(1, 32), "strategy name: a server bot takes the other seat")
     seat: int | None = opt(SEAT)
     turn_timer: int | None = opt(Int(0, 3600), "seconds per turn, 0 = off")
     abandon: str | None = opt(Enum(("forfeit", "bot")))
+    id: int | None = opt(REQ_ID, _ID_DOC)
 
 
 @_register("join", TO_SERVER, request=True)
@@ -331,9 +356,9 @@ class Create(Event):
 class Join(Event):
     """Take a seat (a given one, or any free one)."""
 
-    id: int | None = opt(REQ_ID, _ID_DOC)
     match: str = req(MATCH)
     seat: int | None = opt(SEAT)
+    id: int | None = opt(REQ_ID, _ID_DOC)
 
 
 @_register("watch", TO_SERVER, request=True)
@@ -341,8 +366,8 @@ class Join(Event):
 class Watch(Event):
     """Spectate a match."""
 
-    id: int | None = opt(REQ_ID, _ID_DOC)
     match: str = req(MATCH)
+    id: int | None = opt(REQ_ID, _ID_DOC)
 
 
 @_register("leave", TO_SERVER, request=True)
@@ -350,8 +375,8 @@ class Watch(Event):
 class Leave(Event):
     """Stop watching, or leave a seat of a waiting match."""
 
-    id: int | None = opt(REQ_ID, _ID_DOC)
     match: str = req(MATCH)
+    id: int | None = opt(REQ_ID, _ID_DOC)
 
 
 @_register("queue", TO_SERVER, request=True)
@@ -359,9 +384,9 @@ class Leave(Event):
 class Queue(Event):
     """Wait for an opponent in a game's matchmaking queue."""
 
-    id: int | None = opt(REQ_ID, _ID_DOC)
     game: str = req(GAME)
     options: dict[str, Any] | None = opt(OPTIONS)
+    id: int | None = opt(REQ_ID, _ID_DOC)
 
 
 @_register("unqueue", TO_SERVER, request=True)
@@ -369,8 +394,8 @@ class Queue(Event):
 class Unqueue(Event):
     """Leave a matchmaking queue (one game's, or every one)."""
 
-    id: int | None = opt(REQ_ID, _ID_DOC)
     game: str | None = opt(GAME)
+    id: int | None = opt(REQ_ID, _ID_DOC)
 
 
 @_register("intent", TO_SERVER, request=True)
@@ -378,10 +403,10 @@ class Unqueue(Event):
 class Intent(Event):
     """Act: one element of the seat's ``legal`` list, on the snapshot of ``seq``."""
 
-    id: int | None = opt(REQ_ID, _ID_DOC)
     match: str = req(MATCH)
     seq: int = req(SEQ)
     intent: dict[str, Any] = req(INTENT)
+    id: int | None = opt(REQ_ID, _ID_DOC)
 
 
 @_register("resign", TO_SERVER, request=True)
@@ -389,8 +414,8 @@ class Intent(Event):
 class Resign(Event):
     """Resign a match (the opponent wins)."""
 
-    id: int | None = opt(REQ_ID, _ID_DOC)
     match: str = req(MATCH)
+    id: int | None = opt(REQ_ID, _ID_DOC)
 
 
 @_register("auto_flip", TO_SERVER, request=True)
@@ -398,9 +423,9 @@ class Resign(Event):
 class AutoFlip(Event):
     """Turn the server's auto-flip for the seat on or off (War)."""
 
-    id: int | None = opt(REQ_ID, _ID_DOC)
     match: str = req(MATCH)
     on: bool = req(Bool())
+    id: int | None = opt(REQ_ID, _ID_DOC)
 
 
 @_register("chat", TO_SERVER, request=True)
@@ -408,9 +433,9 @@ class AutoFlip(Event):
 class ChatRequest(Event):
     """Say something in a match (the server relays it as :class:`Chat`)."""
 
-    id: int | None = opt(REQ_ID, _ID_DOC)
     match: str = req(MATCH)
     text: str = req(CHAT_TEXT)
+    id: int | None = opt(REQ_ID, _ID_DOC)
 
 
 # --------------------------------------------------------------------------- server -> client
@@ -532,5 +557,5 @@ __all__ = [
     "AutoFlip", "Bye", "Chat", "ChatRequest", "Create", "Error", "Event", "FieldSpec", "Hello",
     "Intent", "Join", "Leave", "ListGames", "ListMatches", "Ok", "Ping", "Pong", "Presence",
     "Queue", "Resign", "Snapshot", "Unqueue", "Watch", "Welcome",
-    "describe", "from_wire", "opt", "req", "validate",
+    "describe", "from_wire", "opt", "outgoing", "req", "validate",
 ]

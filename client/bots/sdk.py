@@ -48,7 +48,11 @@ from typing import Any
 
 import trio
 
+from client.address import parse_address
 from client.session import ConnectionLost, ServerError, Session, SessionState, open_session
+from engine.registry import game_names
+from protocol.events import Create, Join, Queue
+from protocol.events import Intent as IntentRequest
 from protocol.version import __version__
 
 log = logging.getLogger(__name__)
@@ -57,7 +61,8 @@ Intent = dict[str, Any]
 #: A bot: ``bot(view, legal) -> intent`` (sync or async), or a strategy object.
 BotFunction = Callable[[dict[str, Any], list[Intent]], Intent | Awaitable[Intent]]
 
-GAMES = ("war", "datastructures")
+#: The games a bot can play: the engine's registry (kept as a name for the command line).
+GAMES = tuple(game_names())
 MODES = ("queue", "create", "join")
 
 
@@ -242,8 +247,7 @@ class BotRunner:
             client.session.SessionClosed: the session ended.
         """
         known = set(self.latest)
-        await self._request_until_sent({"type": "queue", "game": self.game,
-                                        "options": self.options})
+        await self._request_until_sent(Queue(game=self.game, options=self.options))
         self.on_event(f"queued for {self.game}: waiting for an opponent")
         reconnects = self.session.reconnects
         while True:
@@ -259,8 +263,7 @@ class BotRunner:
                 # The drop took us out of the queue: queue again.
                 reconnects = self.session.reconnects
                 try:
-                    await self.session.request({"type": "queue", "game": self.game,
-                                                "options": self.options})
+                    await self.session.request(Queue(game=self.game, options=self.options))
                     self.on_event(f"queued for {self.game} again after reconnecting")
                 except ServerError as exc:
                     if exc.code != "already_seated":
@@ -278,12 +281,8 @@ class BotRunner:
         Raises:
             ServerError: the server refused the create request.
         """
-        msg: dict[str, Any] = {"type": "create", "game": self.game, "options": self.options}
-        if server_bot is not None:
-            msg["bot"] = server_bot
-        if seat is not None:
-            msg["seat"] = seat
-        reply = await self.session.request(msg)
+        reply = await self.session.request(
+            Create(game=self.game, options=self.options, bot=server_bot, seat=seat))
         (announce or self.on_event)(f"created match {reply['match']} (seat {reply['seat']})")
         return await self.play_match(reply["match"], reply["seat"])
 
@@ -293,14 +292,11 @@ class BotRunner:
         Raises:
             ServerError: e.g. ``no_such_match``, ``seat_taken``.
         """
-        msg: dict[str, Any] = {"type": "join", "match": match}
-        if seat is not None:
-            msg["seat"] = seat
-        reply = await self.session.request(msg)
+        reply = await self.session.request(Join(match=match, seat=seat))
         self.on_event(f"joined match {reply['match']} (seat {reply['seat']})")
         return await self.play_match(reply["match"], reply["seat"])
 
-    async def _request_until_sent(self, msg: dict[str, Any]) -> dict[str, Any]:
+    async def _request_until_sent(self, msg: Queue) -> dict[str, Any]:
         while True:
             try:
                 return await self.session.request(msg)
@@ -346,8 +342,8 @@ class BotRunner:
             if self.serials.get(match, 0) != serial:
                 continue  # a newer snapshot arrived while thinking: decide again on it
             try:
-                await self.session.request({"type": "intent", "match": match,
-                                            "seq": snap["seq"], "intent": intent})
+                await self.session.request(
+                    IntentRequest(match=match, seq=snap["seq"], intent=intent))
             except ServerError as exc:
                 if exc.code in ("stale", "not_your_turn", "illegal_intent", "match_finished"):
                     log.debug("intent refused (%s); acting on the next snapshot", exc.code)
@@ -368,24 +364,6 @@ class BotRunner:
         self.on_event(f"match {out.match} over: {out.outcome} ({out.reason}) after "
                       f"{out.moves} moves")
         return out
-
-
-def parse_address(address: str, default_port: int = 7000) -> tuple[str, int]:
-    """``"host:port"`` (or ``"host"``, ``"[::1]:7000"``) -> ``(host, port)``.
-
-    Raises:
-        ValueError: a port that is not a number in 1..65535.
-    """
-    host, port = address, str(default_port)
-    if address.startswith("["):
-        host, _, rest = address[1:].partition("]")
-        if rest.startswith(":"):
-            port = rest[1:]
-    elif address.count(":") == 1:
-        host, port = address.split(":")
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"bad port in {address!r}")
-    return host or "127.0.0.1", int(port)
 
 
 async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",

@@ -17,27 +17,8 @@ import signal
 import sys
 from functools import partial
 
+from client.address import parse_address
 from protocol.version import __version__
-
-
-def parse_address(text: str) -> tuple[str, int]:
-    """``"host:port"`` (or ``"[v6]:port"``) -> (host, port).
-
-    Raises:
-        ValueError: no port, or a port outside 1..65535.
-    """
-    host, sep, port_text = text.rpartition(":")
-    if not sep or not host:
-        raise ValueError(f"expected HOST:PORT, got {text!r}")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    try:
-        port = int(port_text)
-    except ValueError:
-        raise ValueError(f"the port must be a number, got {port_text!r}") from None
-    if not 0 < port < 65536:
-        raise ValueError(f"the port must be 1..65535, got {port}")
-    return host, port
 
 
 def _default_name() -> str:

@@ -11,13 +11,14 @@ from client.tui.cli import build_parser, main, parse_address
     ("localhost:7000", ("localhost", 7000)),
     ("127.0.0.1:1", ("127.0.0.1", 1)),
     ("[::1]:7000", ("::1", 7000)),
+    ("localhost", ("localhost", 7000)),  # a bare host means the default port
 ])
 def test_parse_address(text: str, expected: tuple[str, int]) -> None:
     assert parse_address(text) == expected
 
 
 @pytest.mark.parametrize("text,words", [
-    ("localhost", "expected HOST:PORT"),
+    ("", "expected HOST:PORT"),
     (":7000", "expected HOST:PORT"),
     ("host:http", "the port must be a number"),
     ("host:0", "must be 1..65535"),
@@ -30,7 +31,7 @@ def test_bad_addresses_are_refused_in_words(text: str, words: str) -> None:
 
 def test_command_line_errors_exit_2_with_a_message(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
-        main(["connect", "nohost"])
+        main(["connect", ":7000"])
     assert exc.value.code == 2
     assert "expected HOST:PORT" in capsys.readouterr().err
     with pytest.raises(SystemExit):

@@ -10,6 +10,7 @@ import trio.testing
 
 from client.bots.sdk import BotRunner, as_decider
 from client.session import ConnectionLost, ServerError
+from protocol.events import Event
 
 
 def _snap(seq: int, legal: list[dict[str, Any]], status: str = "active",
@@ -36,8 +37,8 @@ class FakeSession:
     async def next_push(self) -> dict[str, Any]:
         return await self.pushes.receive()
 
-    async def request(self, msg: dict[str, Any]) -> dict[str, Any]:
-        self.sent.append(msg)
+    async def request(self, msg: Event) -> dict[str, Any]:
+        self.sent.append(msg.to_wire())  # the SDK builds its requests as events
         answer = self.answers.pop(0) if self.answers else None
         if isinstance(answer, Exception):
             raise answer

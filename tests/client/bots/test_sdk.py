@@ -13,7 +13,7 @@ from client.bots.sdk import BotError, Summary, parse_address, play
 from client.session import tcp_connector
 from engine.bots import get_strategy
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "minimal_bot.py"
 
 
