@@ -435,10 +435,13 @@ def run_bot(bot: Any, address: str = "127.0.0.1:7000", *, game: str,
     """Blocking wrapper of :func:`play`: ``run_bot(f, "host:port", game="war")``.
 
     Raises:
-        See :func:`play` and :func:`parse_address`.
+        ValueError: a bad address, or a ``tls://`` one (not spoken yet).
+        See also :func:`play` and :func:`client.address.parse_address`.
     """
-    host, port = parse_address(address)
-    return trio.run(lambda: play(bot, host, port, game=game, **kwargs))
+    parsed = parse_address(address)
+    if parsed.tls:
+        raise ValueError(f"{address!r}: TLS is not supported by this client yet")
+    return trio.run(lambda: play(bot, parsed.host, parsed.port, game=game, **kwargs))
 
 
 __all__ = ["BotError", "BotRunner", "MatchResult", "Summary", "as_decider", "parse_address",

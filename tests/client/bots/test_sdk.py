@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from client.bots.sdk import BotError, Summary, parse_address, play
+from client.bots.sdk import BotError, Summary, parse_address, play, run_bot
 from client.session import tcp_connector
 from engine.bots import get_strategy
 
@@ -154,6 +154,11 @@ def test_parse_address() -> None:
     assert parse_address("[::1]:9") == ("::1", 9)
     with pytest.raises(ValueError):
         parse_address("host:http")
+
+
+def test_run_bot_refuses_a_tls_address_it_cannot_honour() -> None:
+    with pytest.raises(ValueError, match="TLS is not supported"):
+        run_bot(lambda view, legal: legal[0], "tls://127.0.0.1:1", game="war")
 
 
 async def test_a_drop_while_queued_queues_again(start_server) -> None:
