@@ -335,32 +335,20 @@ class Data:
         if budget[0] < 0:
             raise _Where(f"more than {self.max_items} items in total", whole=True)
         max_str = self.max_str
-        if kind is dict:
-            for key, sub in value.items():
-                if type(key) is not str or len(key) > max_str:
-                    raise _Where("map keys must be strings within the length limit")
-                sub_kind = type(sub)
-                if sub_kind is int or sub_kind is bool or sub is None:
-                    continue
-                if sub_kind is str and len(sub) <= max_str:
-                    continue
-                try:
-                    self._walk(sub, depth + 1, budget)
-                except _Where as where:
-                    where.parts.append(f".{key}")
-                    raise
-        else:
-            for i, sub in enumerate(value):
-                sub_kind = type(sub)
-                if sub_kind is int or sub_kind is bool or sub is None:
-                    continue
-                if sub_kind is str and len(sub) <= max_str:
-                    continue
-                try:
-                    self._walk(sub, depth + 1, budget)
-                except _Where as where:
-                    where.parts.append(f"[{i}]")
-                    raise
+        is_map = kind is dict
+        for key, sub in value.items() if is_map else enumerate(value):
+            if is_map and (type(key) is not str or len(key) > max_str):
+                raise _Where("map keys must be strings within the length limit")
+            sub_kind = type(sub)
+            if sub_kind is int or sub_kind is bool or sub is None:
+                continue
+            if sub_kind is str and len(sub) <= max_str:
+                continue
+            try:
+                self._walk(sub, depth + 1, budget)
+            except _Where as where:
+                where.parts.append(f".{key}" if is_map else f"[{key}]")
+                raise
 
     def _scalar(self, value: Any) -> None:
         if isinstance(value, str):
