@@ -28,11 +28,9 @@ Each carries what to tell the peer: :meth:`ProtocolError.to_event` (an
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from protocol.events import Error
+from typing import Any
 
 
 class Kind(enum.Enum):
@@ -128,6 +126,18 @@ CODES: dict[str, CodeInfo] = {
 #: What the peer is told about any :class:`LocalProtocolError`.
 INTERNAL_ERROR_MESSAGE = "the server failed handling this request"
 
+#: The ``error`` event class (:class:`protocol.events.Error`). Events are built on
+#: this module, so it cannot import them: protocol.events sets this when it defines
+#: the class, and the package's ``__init__`` imports protocol.events, so it is set
+#: whenever anything of ``protocol`` is imported.
+error_event: Callable[..., Any] | None = None
+
+
+def _error(**fields: Any) -> Any:
+    if error_event is None:  # pragma: no cover - protocol/__init__.py imports the events
+        raise RuntimeError("protocol.events has not been imported")
+    return error_event(**fields)
+
 
 def is_fatal(code: str) -> bool:
     """True when ``code`` closes the connection. Unknown codes count as not fatal."""
@@ -218,18 +228,16 @@ class ProtocolError(Exception):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.code!r}, {self.message!r}, field={self.field!r})"
 
-    def to_event(self, id: int | None = None) -> Error:
-        """The ``error`` event to send for this error.
+    def to_event(self, id: int | None = None) -> Any:
+        """The ``error`` event (a :class:`protocol.events.Error`) to send for this error.
 
         Args:
             id: the request id to echo; defaults to the id of the bad message, if any.
         """
-        from protocol.events import Error
-
         echo = id if id is not None else self.id
-        return Error(code=self.code, message=self.message, id=echo, field=self.field,
-                     match=self.match,
-                     versions=list(self.versions) if self.versions is not None else None)
+        return _error(code=self.code, message=self.message, id=echo, field=self.field,
+                      match=self.match,
+                      versions=list(self.versions) if self.versions is not None else None)
 
     def to_message(self, id: int | None = None) -> dict[str, Any]:
         """The wire map of :meth:`to_event` (``type`` first, then code, message, id,
@@ -262,14 +270,12 @@ class LocalProtocolError(ProtocolError):
 
     kind = None  # any code may describe our own mistake
 
-    def to_event(self, id: int | None = None) -> Error:
+    def to_event(self, id: int | None = None) -> Any:
         """An ``internal_error`` event. The detail of any other code stays in our log,
         not on the wire; an ``internal_error``'s own message is sent as it is."""
-        from protocol.events import Error
-
         echo = id if id is not None else self.id
         message = self.message if self.code == "internal_error" else INTERNAL_ERROR_MESSAGE
-        return Error(code="internal_error", message=message, id=echo, match=self.match)
+        return _error(code="internal_error", message=message, id=echo, match=self.match)
 
 
 _CLASS_OF: dict[Kind, type[ProtocolError]] = {

@@ -31,7 +31,8 @@ request's handler.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import trio
 
@@ -41,11 +42,9 @@ from protocol.errors import LocalProtocolError, ProtocolError, Refusal, RemotePr
 from protocol.events import Bye, Event, Hello, Ok, Ping, Pong, Welcome
 from protocol.version import __version__
 from protocol.versions import negotiate
+from server.config import ServerConfig
 from server.ratelimit import TokenBucket
-from server.session import Message, Session
-
-if TYPE_CHECKING:
-    from server.app import Server
+from server.session import Message, Outbox, Session
 
 log = logging.getLogger("cardserver.connection")
 
@@ -55,10 +54,32 @@ READ_SIZE = 65536
 WRITE_BATCH = 64
 
 
+class Lobby(Protocol):
+    """The calls a connection makes into the lobby (the fixed contract)."""
+
+    def new_session(self, name: str) -> tuple[Session, str]: ...
+
+    def resume(self, token: str) -> Session: ...
+
+    async def attach(self, session: Session, client: Outbox,
+                     replace: Callable[[Any], None] | None = None) -> None: ...
+
+    def detach(self, session: Session, client: Outbox) -> None: ...
+
+    async def handle(self, session: Session, msg: dict[str, Any]) -> None: ...
+
+
+class Host(Protocol):
+    """What a connection needs of the server that accepted it: its config and lobby."""
+
+    config: ServerConfig
+    lobby: Lobby
+
+
 class ClientConnection:
     """Serves one accepted stream until it closes; see the module docstring."""
 
-    def __init__(self, server: Server, stream: trio.abc.Stream, peer: str) -> None:
+    def __init__(self, server: Host, stream: trio.abc.Stream, peer: str) -> None:
         self.server = server
         self.config = server.config
         self.stream = stream

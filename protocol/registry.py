@@ -1,0 +1,238 @@
+"""The machinery of protocol events: the :class:`Event` base, field declarations,
+and the one registry ``type -> class`` per direction, with the wire conversions.
+
+The message types themselves are declared in :mod:`protocol.events` (import
+everything from there); this module knows no message by name.
+
+* ``event.to_wire()`` is the message map (``type`` first, then the fields in
+  declaration order, which puts a request's or reply's ``id`` last, as the
+  project's client and server have always sent it; an optional field left at
+  None is absent);
+* :func:`from_wire` turns a decoded map into the event its ``type`` names, or
+  raises :class:`~protocol.errors.RemoteProtocolError` (``bad_message`` naming the
+  field, or ``unknown_type``), echoing the map's ``id`` when it had a valid one.
+  Unknown extra fields are ignored, so a newer peer may add some;
+* :func:`outgoing` is the same for a map we are about to send, raising
+  :class:`~protocol.errors.LocalProtocolError` (our mistake) instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+from protocol.errors import LocalProtocolError, ProtocolError, RemoteProtocolError
+from protocol.schema import MAX_ID, Checker, F, FieldError, Struct, describe_check, kind_name
+
+TO_SERVER = "to_server"
+TO_CLIENT = "to_client"
+DIRECTIONS = (TO_SERVER, TO_CLIENT)
+
+E = TypeVar("E", bound="Event")
+
+
+def _field(check: Checker, doc: str = "", *, optional: bool = False) -> Any:
+    meta = {"check": check, "doc": doc, "optional": optional}
+    if optional:
+        return dataclasses.field(default=None, metadata=meta)
+    return dataclasses.field(metadata=meta)
+
+
+def req(check: Checker, doc: str = "") -> Any:
+    """A required field checked by ``check``."""
+    return _field(check, doc)
+
+
+def opt(check: Checker, doc: str = "") -> Any:
+    """An optional field (None: absent on the wire) checked by ``check`` when set."""
+    return _field(check, doc, optional=True)
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSpec:
+    """One declared field of an event."""
+
+    name: str
+    check: Checker
+    required: bool
+    doc: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """Base of every message type; see the module docstring.
+
+    Class attributes (set by :func:`register`): ``TYPE`` (the wire ``type``),
+    ``FIELDS`` (the :class:`FieldSpec` of each field, in wire order), ``KEYS`` (the
+    wire map's possible keys, ``type`` included), ``SCHEMA``
+    (the :class:`~protocol.schema.Struct` checking a wire map), ``IS_REQUEST``
+    (True for client requests that may carry an ``id`` and get ``ok``/``error``).
+    """
+
+    TYPE: ClassVar[str] = ""
+    FIELDS: ClassVar[tuple[FieldSpec, ...]] = ()
+    KEYS: ClassVar[frozenset[str]] = frozenset({"type"})
+    SCHEMA: ClassVar[Struct] = Struct({})
+    IS_REQUEST: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        for spec in self.FIELDS:
+            value = getattr(self, spec.name)
+            if value is None and not spec.required:
+                continue
+            try:
+                spec.check(value, spec.name)
+            except FieldError as exc:
+                raise LocalProtocolError(
+                    "bad_message", f"{self.TYPE} {exc.message}", exc.field
+                ) from None
+
+    def to_wire(self) -> dict[str, Any]:
+        """The message map, ``type`` first; optional fields left at None are absent."""
+        msg: dict[str, Any] = {"type": self.TYPE}
+        for spec in self.FIELDS:
+            value = getattr(self, spec.name)
+            if value is not None or spec.required:
+                msg[spec.name] = value
+        return msg
+
+    @classmethod
+    def from_wire(cls: type[E], msg: Mapping[str, Any]) -> E:
+        """This event from its wire map (whose ``type`` must be :attr:`TYPE`).
+
+        Raises:
+            RemoteProtocolError: ``bad_message`` naming the field (``.id`` set when
+                the map carried a valid id).
+        """
+        if not isinstance(msg, dict):
+            raise RemoteProtocolError("bad_message",
+                                      f"a message must be a map, got {kind_name(msg)}")
+        if msg.get("type") != cls.TYPE:
+            raise RemoteProtocolError("bad_message", f"expected a {cls.TYPE!r} message",
+                                      "type", id=_echo(msg))
+        return _parse(cls, msg)
+
+
+#: type -> event class, per direction: the one registry :func:`from_wire` uses.
+EVENTS: dict[str, dict[str, type[Event]]] = {TO_SERVER: {}, TO_CLIENT: {}}
+
+
+def register(mtype: str, *directions: str, request: bool = False) -> Callable[[type[E]], type[E]]:
+    def wrap(cls: type[E]) -> type[E]:
+        cls.TYPE = mtype
+        cls.IS_REQUEST = request
+        cls.FIELDS = tuple(
+            FieldSpec(f.name, f.metadata["check"], not f.metadata["optional"], f.metadata["doc"])
+            for f in dataclasses.fields(cls)
+        )
+        cls.KEYS = frozenset({"type", *(s.name for s in cls.FIELDS)})
+        cls.SCHEMA = Struct({s.name: F(s.check, s.required, s.doc) for s in cls.FIELDS})
+        for direction in directions:
+            if mtype in EVENTS[direction]:
+                raise ValueError(f"two events for {mtype!r} {direction}")
+            EVENTS[direction][mtype] = cls
+        return cls
+
+    return wrap
+
+
+def _echo(msg: Mapping[str, Any]) -> int | None:
+    raw = msg.get("id")
+    if type(raw) is int and 0 <= raw <= MAX_ID:
+        return raw
+    return None
+
+
+def _parse(cls: type[E], msg: Mapping[str, Any]) -> E:
+    """Check ``msg`` against ``cls``'s schema once and build the event unchecked."""
+    try:
+        cls.SCHEMA(msg, "")
+    except FieldError as exc:
+        raise RemoteProtocolError("bad_message", exc.message, exc.field, id=_echo(msg)) from None
+    event = object.__new__(cls)
+    for spec in cls.FIELDS:
+        object.__setattr__(event, spec.name, msg.get(spec.name))
+    return event
+
+
+def from_wire(msg: Any, direction: str) -> Event:
+    """The event for a decoded message map travelling in ``direction``.
+
+    Args:
+        msg: a decoded map (from :func:`protocol.codec.unpack`).
+        direction: :data:`TO_SERVER` or :data:`TO_CLIENT`.
+
+    Raises:
+        RemoteProtocolError: ``bad_message`` (not a map, no string ``type``, or a
+            field wrong; ``field`` names it) or ``unknown_type``; ``.id`` is the
+            map's id when it carried a valid one.
+        ValueError: ``direction`` is not one of :data:`DIRECTIONS` (a caller bug).
+    """
+    return _parse(_class_for(msg, direction), msg)
+
+
+def _class_for(msg: Any, direction: str) -> type[Event]:
+    registry = EVENTS.get(direction)
+    if registry is None:
+        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+    if not isinstance(msg, dict):
+        raise RemoteProtocolError("bad_message", f"a message must be a map, got {kind_name(msg)}")
+    mtype = msg.get("type")
+    if not isinstance(mtype, str):
+        raise RemoteProtocolError("bad_message", "the message has no string field 'type'",
+                                  "type", id=_echo(msg))
+    cls = registry.get(mtype)
+    if cls is None:
+        shown = mtype if len(mtype) <= 32 else mtype[:32] + "..."
+        raise RemoteProtocolError("unknown_type", f"unknown message type {shown!r}", "type",
+                                  id=_echo(msg))
+    return cls
+
+
+def outgoing(msg: Event | Mapping[str, Any], direction: str) -> Event:
+    """The event to send for ``msg``: an event of ``direction`` as it is, or a wire
+    map (the transitional form) turned into its event.
+
+    Raises:
+        LocalProtocolError: ``msg`` is no valid message of ``direction`` (``bad_message``
+            naming the field, ``unknown_type``), or a map has a field the protocol does
+            not know (refused, never silently dropped). It is our own mistake.
+    """
+    if isinstance(msg, Event):
+        if EVENTS[direction].get(msg.TYPE) is not type(msg):
+            raise LocalProtocolError("bad_message", f"a {type(msg).__name__} does not "
+                                     f"travel {direction}", "type")
+        return msg
+    try:
+        event = from_wire(msg, direction)
+    except ProtocolError as exc:
+        raise LocalProtocolError(exc.code, exc.message, exc.field) from None
+    if not msg.keys() <= event.KEYS:
+        unknown = sorted(k for k in msg if k not in event.KEYS)[0]
+        raise LocalProtocolError("bad_message", f"{event.TYPE} has no field {unknown!r}", unknown)
+    return event
+
+
+def validate(msg: Any, direction: str) -> dict[str, Any]:
+    """Check a decoded map against its message's fields, without building an event.
+
+    Returns:
+        ``msg`` itself (unknown extra fields are left in and ignored).
+
+    Raises:
+        RemoteProtocolError: as :func:`from_wire`.
+        ValueError: ``direction`` is not one of :data:`DIRECTIONS`.
+    """
+    cls = _class_for(msg, direction)
+    try:
+        cls.SCHEMA(msg, "")
+    except FieldError as exc:
+        raise RemoteProtocolError("bad_message", exc.message, exc.field, id=_echo(msg)) from None
+    return msg
+
+
+def describe(direction: str, mtype: str) -> list[tuple[str, bool, str]]:
+    """(field, required, description) for each field of a message, for documentation."""
+    return [(s.name, s.required, describe_check(s.check)) for s in EVENTS[direction][mtype].FIELDS]
