@@ -20,6 +20,7 @@ from typing import Any
 import msgpack
 
 from protocol.errors import LocalProtocolError, ProtocolError
+from protocol.schema import kind_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +80,7 @@ def unpack(body: bytes, limits: Limits = SERVER_LIMITS) -> dict[str, Any]:
         raise ProtocolError("bad_frame", f"undecodable body: {type(exc).__name__}") from None
     _check_shape(value, limits.max_depth)
     if not isinstance(value, dict):
-        raise ProtocolError("bad_message", f"a message must be a map, got {_kind(value)}")
+        raise ProtocolError("bad_message", f"a message must be a map, got {kind_name(value)}")
     mtype = value.get("type")
     if not isinstance(mtype, str):
         raise ProtocolError("bad_message", "the message has no string field 'type'", "type")
@@ -97,7 +98,7 @@ def _check_shape(value: Any, max_depth: int, depth: int = 1) -> None:
             raise ProtocolError("bad_frame", f"nesting deeper than {max_depth}")
         for key, sub in value.items():
             if type(key) is not str:
-                raise ProtocolError("bad_message", f"map keys must be strings, got {_kind(key)}")
+                raise ProtocolError("bad_message", f"map keys must be strings, got {kind_name(key)}")
             if type(sub) is dict or type(sub) is list:
                 _check_shape(sub, max_depth, depth + 1)
     elif kind is list:
@@ -106,19 +107,6 @@ def _check_shape(value: Any, max_depth: int, depth: int = 1) -> None:
         for sub in value:
             if type(sub) is dict or type(sub) is list:
                 _check_shape(sub, max_depth, depth + 1)
-
-
-def _kind(value: Any) -> str:
-    return {
-        dict: "map",
-        list: "array",
-        str: "string",
-        bytes: "binary",
-        int: "integer",
-        float: "float",
-        bool: "boolean",
-        type(None): "nil",
-    }.get(type(value), type(value).__name__)
 
 
 def pack(msg: dict[str, Any]) -> bytes:

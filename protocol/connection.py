@@ -45,7 +45,6 @@ from protocol.events import (
     EVENTS,
     TO_CLIENT,
     TO_SERVER,
-    Error,
     Event,
     Hello,
     Welcome,
@@ -131,11 +130,10 @@ _TRANSITIONS: dict[tuple[str, State, str, str], State] = {
 _HANDSHAKE_STATES = frozenset({_S.AWAIT_HELLO, _S.START, _S.AWAIT_WELCOME})
 
 
-def _kind(event: Event) -> str:
-    mtype = event.TYPE
+def _kind(mtype: str, code: Any = None) -> str:
+    """The kind of a message for the transition table, from its type (and an error's code)."""
     if mtype == "error":
-        assert isinstance(event, Error)
-        return "fatal" if is_fatal(event.code) else "error"
+        return "fatal" if is_fatal(str(code)) else "error"
     if mtype in ("hello", "welcome", "bye"):
         return mtype
     return "other"
@@ -236,7 +234,7 @@ class Connection:
                 msg = unpack(body, self._limits)
                 if self.role == CLIENT and msg["type"] not in EVENTS[self._incoming]:
                     continue
-                next_state = _TRANSITIONS.get((self.role, self.state, RECV, _wire_kind(msg)))
+                next_state = _TRANSITIONS.get((self.role, self.state, RECV, _kind(msg["type"], msg.get("code"))))
                 if next_state is None:
                     raise self._unexpected(msg)
                 event = from_wire(msg, self._incoming)
@@ -293,7 +291,7 @@ class Connection:
         # a map is checked as its event and sent as it is (its key order kept)
         wire = None if isinstance(event, Event) else event
         event = outgoing(event, self._outgoing)
-        next_state = _TRANSITIONS.get((self.role, self.state, SEND, _kind(event)))
+        next_state = _TRANSITIONS.get((self.role, self.state, SEND, _kind(event.TYPE, getattr(event, "code", None))))
         if next_state is None:
             raise LocalProtocolError(
                 "bad_message",
@@ -306,13 +304,3 @@ class Connection:
             self.version = event.protocol
         self.state = next_state
         return data
-
-
-def _wire_kind(msg: dict[str, Any]) -> str:
-    """:func:`_kind` of a received map, before it is validated into an event."""
-    mtype = msg["type"]
-    if mtype == "error":
-        return "fatal" if is_fatal(str(msg.get("code"))) else "error"
-    if mtype in ("hello", "welcome", "bye"):
-        return mtype
-    return "other"
