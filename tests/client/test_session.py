@@ -20,7 +20,8 @@ from client.session import (
     open_session,
 )
 from protocol.connection import CLOSED, NEED_DATA, Connection
-from protocol.errors import ProtocolError
+from protocol.errors import LocalProtocolError, ProtocolError
+from protocol.events import Create, ListGames, Pong
 from protocol.versions import negotiate
 
 LIMITS = {
@@ -221,6 +222,21 @@ async def test_invalid_request_is_refused_locally() -> None:
                 await s.request({"type": "join"})
             assert info.value.field == "match"
             assert (await s.request({"type": "games"}))["type"] == "ok"
+        nursery.cancel_scope.cancel()
+
+
+async def test_requests_as_events_and_our_own_mistakes_refused_before_sending() -> None:
+    async with trio.open_nursery() as nursery:
+        server = FakeServer(nursery)
+        async with open_session(name="bob", connect=server.connect) as s:
+            reply = await s.request(Create(game="war"))
+            assert (reply["type"], reply["match"]) == ("ok", "m1")
+            for bad in ({"type": "join", "match": "m1", "sneaky": 1}, {"type": "teleport"}):
+                with pytest.raises(LocalProtocolError):
+                    await s.request(bad)
+            with pytest.raises(ValueError, match="not a request"):
+                await s.request(Pong(id=1))
+            assert (await s.request(ListGames()))["type"] == "ok"
         nursery.cancel_scope.cancel()
 
 
