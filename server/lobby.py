@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import trio
@@ -20,21 +21,9 @@ from engine.registry import game_names, get_game
 from protocol.errors import ProtocolError
 from server import tokens
 from server.config import ServerConfig
-from server.match import (
-    Attach,
-    Chat,
-    Join,
-    Leave,
-    Match,
-    MatchClosed,
-    MatchContext,
-    PlayIntent,
-    Request,
-    Resign,
-    SetAutoFlip,
-    Watch,
-    new_strategy,
-)
+from server.match import commands as cmd
+from server.match.bots import new_strategy, strategy_names
+from server.match.task import Match, MatchClosed, MatchContext
 from server.replay import ReplayError
 from server.session import Outbox, Session
 from server.store import Store
@@ -44,12 +33,6 @@ log = logging.getLogger("cardserver.lobby")
 #: Most summaries in one ``matches`` reply (waiting first, then newest), so the
 #: reply stays far below the client's frame limit.
 MAX_LISTED = 1000
-
-
-def _strategy_names() -> list[str]:
-    from engine.bots import strategy_names
-
-    return strategy_names()
 
 
 class Lobby:
@@ -95,12 +78,11 @@ class Lobby:
     def _match_closed(self, match: Match) -> None:
         if self.matches.get(match.id) is match:
             del self.matches[match.id]
-        for seat in match.seats:
-            if seat.session is not None:
-                seat.session.seats.discard((match.id, seat.index))
-                self._forget_if_idle(seat.session)
-        for session in match.spectators.values():
-            session.watching.discard(match.id)
+        for session, seat in match.members():
+            if seat is None:
+                session.watching.discard(match.id)
+            else:
+                session.seats.discard((match.id, seat))
             self._forget_if_idle(session)
 
     def _forget_if_idle(self, session: Session) -> None:
@@ -150,7 +132,7 @@ class Lobby:
             match = self.matches.get(match_id)
             if match is not None:
                 try:
-                    await match.submit(Attach(session, None))
+                    await match.submit(cmd.Attach(session.id), session)
                 except MatchClosed:
                     pass
 
@@ -173,31 +155,34 @@ class Lobby:
     # -- requests ---------------------------------------------------------
 
     async def handle(self, session: Session, msg: dict[str, Any]) -> None:
-        """Answer one validated request from ``session`` (replies go to its outbox).
+        """Answer one validated request from ``session`` (replies go to its outbox):
+        one look-up in :data:`LOBBY_ROUTES`, else in :data:`MATCH_COMMANDS` (handed to
+        the match's task), else refused.
 
         Raises:
             ProtocolError: the request is refused (the caller sends it as an error).
         """
         mtype = msg["type"]
-        rid = msg.get("id")
-        if mtype == "games":
-            games = [get_game(name).describe() for name in game_names()]
-            self._ok(session, rid, games=games)
-        elif mtype == "matches":
-            self._list(session, rid, msg.get("game"), msg.get("status"))
-        elif mtype == "create":
-            await self._create(session, rid, msg)
-        elif mtype == "queue":
-            await self._queue(session, rid, msg)
-        elif mtype == "unqueue":
-            self._unqueue(session, msg.get("game"))
-            self._ok(session, rid)
-        elif mtype in _MATCH_REQUESTS:
-            await self._to_match(session, rid, msg)
+        route = LOBBY_ROUTES.get(mtype)
+        if route is not None:
+            await route(self, session, msg.get("id"), msg)
+        elif mtype in MATCH_COMMANDS:
+            await self._to_match(session, msg)
         elif mtype == "hello":
             raise ProtocolError("bad_message", "hello is only the first message", "type")
         else:
             raise ProtocolError("unknown_type", f"unknown message type {mtype!r}", "type")
+
+    async def _games(self, session: Session, rid: int | None, msg: dict[str, Any]) -> None:
+        self._ok(session, rid, games=[get_game(name).describe() for name in game_names()])
+
+    async def _matches(self, session: Session, rid: int | None, msg: dict[str, Any]) -> None:
+        self._list(session, rid, msg.get("game"), msg.get("status"))
+
+    async def _unqueue_request(self, session: Session, rid: int | None,
+                               msg: dict[str, Any]) -> None:
+        self._unqueue(session, msg.get("game"))
+        self._ok(session, rid)
 
     @staticmethod
     def _ok(session: Session, rid: int | None, **fields: Any) -> None:
@@ -237,9 +222,9 @@ class Lobby:
     async def _create(self, session: Session, rid: int | None, msg: dict[str, Any]) -> None:
         game, options = self._game_and_options(msg)
         bot = msg.get("bot")
-        if bot is not None and bot not in _strategy_names():
+        if bot is not None and bot not in strategy_names():
             raise ProtocolError("bad_option", f"no strategy {bot!r}; known: "
-                                f"{', '.join(_strategy_names())}", "bot")
+                                f"{', '.join(strategy_names())}", "bot")
         seat = msg.get("seat", 0)
         turn_timer = msg.get("turn_timer", self.config.turn_timer)
         if turn_timer > self.config.max_turn_timer:
@@ -296,30 +281,35 @@ class Lobby:
             self.queues[name] = [(s, o) for s, o in self.queues.get(name, []) if s is not session]
             session.queued.discard(name)
 
-    async def _to_match(self, session: Session, rid: int | None, msg: dict[str, Any]) -> None:
+    async def _to_match(self, session: Session, msg: dict[str, Any]) -> None:
         match = self.matches.get(msg["match"])
         if match is None:
             raise ProtocolError("no_such_match", f"no match {msg['match']!r}", "match")
-        mtype = msg["type"]
-        request: Request
-        if mtype == "intent":
-            request = PlayIntent(session, rid, seq=msg["seq"], intent=msg["intent"])
-        elif mtype == "join":
-            request = Join(session, rid, seat=msg.get("seat"))
-        elif mtype == "watch":
-            request = Watch(session, rid)
-        elif mtype == "leave":
-            request = Leave(session, rid)
-        elif mtype == "resign":
-            request = Resign(session, rid)
-        elif mtype == "auto_flip":
-            request = SetAutoFlip(session, rid, on=msg["on"])
-        else:
-            request = Chat(session, rid, text=msg["text"])
+        command = MATCH_COMMANDS[msg["type"]](session, msg)
         try:
-            await match.submit(request)
+            await match.submit(command, session)
         except MatchClosed:
             raise ProtocolError("no_such_match", f"match {match.id} is closed", "match") from None
 
 
-_MATCH_REQUESTS = frozenset({"intent", "join", "watch", "leave", "resign", "auto_flip", "chat"})
+_Route = Callable[[Lobby, Session, "int | None", dict[str, Any]], Awaitable[None]]
+
+#: Requests the lobby answers itself: message type -> handler.
+LOBBY_ROUTES: dict[str, _Route] = {
+    "games": Lobby._games,
+    "matches": Lobby._matches,
+    "create": Lobby._create,
+    "queue": Lobby._queue,
+    "unqueue": Lobby._unqueue_request,
+}
+
+#: Requests about one match (``msg["match"]``): message type -> the command its task runs.
+MATCH_COMMANDS: dict[str, Callable[[Session, dict[str, Any]], cmd.Request]] = {
+    "intent": lambda s, m: cmd.PlayIntent(s.id, m.get("id"), seq=m["seq"], intent=m["intent"]),
+    "join": lambda s, m: cmd.Join(s.id, m.get("id"), name=s.name, seat=m.get("seat")),
+    "watch": lambda s, m: cmd.Watch(s.id, m.get("id")),
+    "leave": lambda s, m: cmd.Leave(s.id, m.get("id")),
+    "resign": lambda s, m: cmd.Resign(s.id, m.get("id")),
+    "auto_flip": lambda s, m: cmd.SetAutoFlip(s.id, m.get("id"), on=m["on"]),
+    "chat": lambda s, m: cmd.Chat(s.id, m.get("id"), name=s.name, text=m["text"]),
+}

@@ -9,7 +9,8 @@ from typing import Any
 import trio
 import trio.testing
 
-from server.match import Attach, Match, MatchContext
+from server.match.commands import Attach
+from server.match.task import Match, MatchContext
 from server.session import Session
 from server.store import Store
 from tests.server.helpers import make_config
@@ -41,13 +42,13 @@ async def test_attach_from_a_dropped_connection_keeps_the_grace_period(tmp_path:
         gone.client = None          # the connection drops ...
         match.detach(gone)
         assert match.seats[1].grace_deadline is not None
-        await match.submit(Attach(gone, None))  # ... a resume queued before the drop
+        await match.submit(Attach(gone.id), gone)  # ... a resume queued before the drop
         await trio.testing.wait_all_tasks_blocked()
         assert match.seats[1].grace_deadline is not None, "grace period was cancelled"
 
         back = Sink()               # a real return still clears it
         gone.client = back
-        await match.submit(Attach(gone, None))
+        await match.submit(Attach(gone.id), gone)
         await trio.testing.wait_all_tasks_blocked()
         assert match.seats[1].grace_deadline is None
         assert any(m["type"] == "snapshot" for m in back.messages)

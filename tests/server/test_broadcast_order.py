@@ -9,7 +9,8 @@ from typing import Any
 import trio
 import trio.testing
 
-from server.match import Match, MatchContext, PlayIntent
+from server.match.commands import PlayIntent
+from server.match.task import Match, MatchContext
 from server.session import Session
 from server.store import Store
 from tests.server.helpers import make_config
@@ -47,8 +48,8 @@ async def test_requester_first_and_commit_before_every_snapshot(tmp_path: Path) 
             actor = snap["seat"]
             acted.add(actor)
             log.clear()
-            await match.submit(PlayIntent(sessions[actor], 1, seq=snap["seq"],
-                                          intent=snap["legal"][0]))
+            await match.submit(PlayIntent(sessions[actor].id, 1, seq=snap["seq"],
+                                          intent=snap["legal"][0]), sessions[actor])
             await trio.testing.wait_all_tasks_blocked()
             who = [(name, m["type"]) for name, m, _ in log]
             assert who == [(f"p{actor}", "ok"), (f"p{actor}", "snapshot"),

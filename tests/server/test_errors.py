@@ -195,10 +195,12 @@ async def test_a_failing_match_task_does_not_take_the_server_down(start_server, 
     def boom(*args: object) -> None:
         raise RuntimeError("a bug in the match loop")
 
-    match._fire_timers = boom
-    match._guard = lambda fn, *args: fn(*args)
+    async def boom_async() -> None:
+        boom()
+
+    match._fire_timers = boom_async
     await bob.expect_ok("join", match=mid)  # handled, then the task's timers...
-    match.linger_until = 0.0  # ...make the loop fire at once
+    match.core.linger_until = 0.0  # ...make the loop fire at once
     match._retime()
     with trio.fail_after(5):
         while not match.closed:

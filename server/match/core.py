@@ -1,0 +1,653 @@
+"""The rules of engagement of one match, sans-IO: :meth:`MatchCore.handle`.
+
+``MatchCore.handle(command, now) -> Effects`` is plain synchronous code: no
+trio, no store, no sockets. It holds the seats (who sits where, connected or
+not, its timers), the engine state and the match's ``seq``, and decides for
+each command (:mod:`server.match.commands`) what changes, what to journal, which
+message goes to whom and which deadline to arm (:mod:`server.match.effects`).
+``now`` is the task's clock (trio time, seconds); every deadline is on it.
+
+Intent checks run in the order of PROTOCOL-CORE: ``not_in_match``, ``stale``,
+``not_your_turn``, ``illegal_intent`` (``not_seated`` for a spectator and
+``match_finished`` after the end come right after ``not_in_match``).
+
+A journal row is part of the engine change that made it: when its commit fails,
+the task calls :meth:`MatchCore.rollback` with the rows the store holds, and the
+core rebuilds its engine state from them (state and journal never disagree).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from engine.core import Event, RuleError, State
+from engine.fairness import commitment, seed_hex
+from engine.registry import get_game
+from protocol.errors import ProtocolError
+from server.config import ServerConfig
+from server.match import commands as cmd
+from server.match.effects import (
+    SPECTATORS,
+    AppendJournal,
+    BotTurn,
+    DeleteMatch,
+    Effects,
+    Membership,
+    SaveSeat,
+    SaveWatcher,
+)
+from server.replay import rebuild
+from server.store import JournalEntry, MatchRecord, SeatRecord
+
+log = logging.getLogger("cardserver.match")
+
+#: Upper bound on default intents played for one timed-out turn.
+MAX_DEFAULTS_PER_TIMEOUT = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """The server-wide settings a match plays by (times in seconds)."""
+
+    grace: float = 60.0
+    timeout_forfeit: int = 3
+    auto_flip_delay: float = 0.5
+    abandon_bot: str = "greedy"
+    finished_linger: float = 300.0
+
+    @classmethod
+    def from_config(cls, config: ServerConfig) -> Rules:
+        """The rules of ``config``."""
+        return cls(config.grace, config.timeout_forfeit, config.auto_flip_delay,
+                   config.abandon_bot, config.finished_linger)
+
+
+@dataclass(slots=True)
+class SeatState:
+    """One seat: who sits there (a session id or a bot) and its timers."""
+
+    index: int
+    session: str | None = None
+    name: str | None = None
+    bot: str | None = None
+    auto_flip: bool = False
+    timeouts: int = 0
+    turn_deadline: float | None = None
+    auto_at: float | None = None
+    grace_deadline: float | None = None
+
+    @property
+    def taken(self) -> bool:
+        """A player or a bot sits here."""
+        return self.session is not None or self.bot is not None
+
+    def human(self, session: str | None) -> bool:
+        """``session`` plays this seat itself (not a bot that took it over)."""
+        return session is not None and self.session == session and self.bot is None
+
+    def record(self) -> SeatRecord:
+        """The seat as stored."""
+        return SeatRecord(self.index, self.session, self.name, self.bot, self.auto_flip)
+
+
+class MatchCore:
+    """A match's engine state, seats and spectators, and the rules that change them."""
+
+    def __init__(self, rec: MatchRecord, state: State, seq: int, rules: Rules) -> None:
+        self.rec = rec
+        self.id = rec.id
+        self.game = get_game(rec.game)
+        self.options = rec.options
+        self.turn_timer = rec.turn_timer
+        self.abandon = rec.abandon
+        self.created = rec.created
+        self.status = rec.status
+        self.commitment = commitment(rec.seed, rec.salt)
+        self.rules = rules
+        self.state = state
+        self.seq = seq
+        self.seats = [SeatState(i) for i in range(self.game.seats)]
+        #: session ids of spectators, in the order they came
+        self.spectators: dict[str, None] = {}
+        #: session ids with a live connection, as last reported
+        self.connected: set[str] = set()
+        self.linger_until: float | None = None
+        self._now = 0.0
+        self._fx = Effects()
+        self._before: tuple[str, float | None] = (self.status, None)
+
+    # -- construction -------------------------------------------------------
+
+    @classmethod
+    def create(cls, rec: MatchRecord, rules: Rules) -> MatchCore:
+        """A new, empty match from its record (status ``waiting``).
+
+        Raises:
+            engine.core.BadOption: bad options (already normalized by the caller).
+        """
+        return cls(rec, get_game(rec.game).new_state(rec.seed, rec.options), 0, rules)
+
+    @classmethod
+    def restore(cls, rec: MatchRecord, entries: list[JournalEntry], rules: Rules) -> MatchCore:
+        """A stored, unfinished match rebuilt by replaying its journal. Human seats
+        come back disconnected; their grace periods start with :class:`Start`.
+
+        Raises:
+            server.replay.ReplayError: the journal does not replay.
+        """
+        core = cls(rec, rebuild(rec, entries), len(entries), rules)
+        for srec in rec.seats:
+            seat = core.seats[srec.seat]
+            seat.name, seat.bot, seat.auto_flip = srec.name, srec.bot, srec.auto_flip
+            if srec.session is not None and srec.bot is None:
+                seat.session = srec.session
+        for sid in rec.watchers:
+            core.spectators[sid] = None
+        return core
+
+    def seat(self, index: int, session: str, name: str) -> None:
+        """Seat a connected ``session`` before the match starts (create, queue)."""
+        seat = self.seats[index]
+        seat.session, seat.name = session, name
+        self.connected.add(session)
+        self._maybe_start()
+
+    def seat_bot(self, index: int, strategy: str) -> None:
+        """Seat a server bot playing ``strategy`` before the match starts."""
+        seat = self.seats[index]
+        seat.bot, seat.name = strategy, f"{strategy} (bot)"
+        self._maybe_start()
+
+    def record(self) -> MatchRecord:
+        """The match as stored now (seats included)."""
+        rec = self.rec
+        return MatchRecord(self.id, rec.game, self.options, rec.seed, rec.salt,
+                           self.turn_timer, self.abandon, self.status, self.created,
+                           seats=[s.record() for s in self.seats],
+                           watchers=list(self.spectators))
+
+    def _maybe_start(self) -> None:
+        if self.status == "waiting" and all(s.taken for s in self.seats):
+            self.status = "active"
+
+    # -- the public face ----------------------------------------------------
+
+    def summary(self) -> dict[str, Any]:
+        """The match as listed by ``matches``."""
+        return {"match": self.id, "game": self.game.name, "status": self.status,
+                "options": self.options, "seq": self.seq, "players": self.players(),
+                "spectators": len(self.spectators), "created": self.created}
+
+    def players(self) -> list[dict[str, Any]]:
+        """Every seat as a protocol ``player`` map."""
+        return [{"seat": s.index, "name": s.name, "connected": self._seat_connected(s),
+                 "bot": s.bot} for s in self.seats]
+
+    def seat_of(self, session: str | None) -> int | None:
+        """The seat ``session`` plays here itself, or None."""
+        for seat in self.seats:
+            if seat.human(session):
+                return seat.index
+        return None
+
+    def next_deadline(self) -> float:
+        """The earliest armed timer (math.inf: none)."""
+        times = [t for s in self.seats for t in (s.turn_deadline, s.auto_at, s.grace_deadline)
+                 if t is not None]
+        if self.linger_until is not None:
+            times.append(self.linger_until)
+        return min(times, default=math.inf)
+
+    def _seat_connected(self, seat: SeatState) -> bool:
+        return seat.bot is not None or (seat.session is not None
+                                        and seat.session in self.connected)
+
+    # -- handling -----------------------------------------------------------
+
+    def handle(self, command: cmd.Command, now: float) -> Effects:
+        """Apply ``command`` at time ``now``; what the task must do about it.
+
+        A refusal is answered inside the effects (an ``error`` to the requester).
+
+        Raises:
+            Exception: only a bug (the task logs it and answers ``internal_error``).
+        """
+        self._now = now
+        self._fx = fx = Effects()
+        self._before = (self.status, self.linger_until)
+        try:
+            self._HANDLERS[type(command)](self, command)
+        except ProtocolError as exc:
+            assert isinstance(command, cmd.Request)
+            exc.match = self.id
+            fx.messages.append((command.session, exc.to_message(command.rid)))
+        fx.deadline = self.next_deadline()
+        return fx
+
+    def rollback(self, committed: list[JournalEntry]) -> None:
+        """A journal row of the last command failed to commit: rebuild the engine
+        state from the rows the store holds, so state and journal agree again.
+
+        Raises:
+            server.replay.ReplayError: the stored rows do not replay.
+        """
+        log.error("match %s: journal commit failed; rebuilt at seq %d", self.id, len(committed))
+        self.state = rebuild(self.rec, committed)
+        self.seq = len(committed)
+        status, linger = self._before
+        if self.status != status:
+            self.status, self.linger_until = status, linger
+            self._update_timers(None)
+
+    def _refuse(self, code: str, message: str, fld: str | None = None) -> None:
+        raise ProtocolError(code, message, fld, match=self.id)
+
+    def _ok(self, req: cmd.Request, **fields: Any) -> None:
+        msg: dict[str, Any] = {"type": "ok", **fields}
+        if req.rid is not None:
+            msg["id"] = req.rid
+        self._fx.messages.append((req.session, msg))
+
+    def _require_seat(self, req: cmd.Request) -> int:
+        """The requester's seat.
+
+        Raises:
+            ProtocolError: ``not_seated`` for a spectator, else ``not_in_match``.
+        """
+        seat = self.seat_of(req.session)
+        if seat is None:
+            if req.session in self.spectators:
+                self._refuse("not_seated", "you watch this match; only seats may act")
+            self._refuse("not_in_match", f"you do not sit in match {self.id}")
+        assert seat is not None
+        return seat
+
+    def _on_start(self, _: cmd.Start) -> None:
+        for seat in self.seats:
+            if (seat.session is not None and seat.bot is None and self.status != "finished"
+                    and seat.session not in self.connected and seat.grace_deadline is None):
+                seat.grace_deadline = self._now + self.rules.grace
+        self._update_timers(None)
+        self._broadcast([])
+
+    def _on_detach(self, c: cmd.Detach) -> None:
+        self.connected.discard(c.session)
+        for seat in self.seats:
+            if seat.human(c.session) and self.status != "finished":
+                seat.grace_deadline = self._now + self.rules.grace
+                self._presence(seat, grace=self.rules.grace)
+
+    def _on_attach(self, req: cmd.Attach) -> None:
+        if not req.live:
+            # It dropped again before this was handled: the Detach that came after
+            # it has (re)started its grace periods, and they must stand.
+            return
+        self.connected.add(req.session)
+        for seat in self.seats:
+            if seat.human(req.session):
+                seat.grace_deadline = None
+                self._presence(seat)
+                self._send(req.session, self.snapshot(seat.index, []))
+        if req.session in self.spectators:
+            self._send(req.session, self.snapshot(None, []))
+
+    def _on_intent(self, req: cmd.PlayIntent) -> None:
+        seat = self._require_seat(req)
+        if self.status == "finished":
+            self._refuse("match_finished", "the match is over")
+        if req.seq != self.seq:
+            self._refuse("stale", f"seq {req.seq} is not the match's seq {self.seq}", "seq")
+        if self.status != "active":
+            self._refuse("not_your_turn", "the match has not started")
+        try:
+            events = self.state.apply(seat, req.intent)
+        except RuleError as exc:
+            self._refuse(exc.code, str(exc), "intent")
+        self._journal("intent", seat, intent=req.intent, by="seat")
+        self.seats[seat].timeouts = 0
+        self._ok(req, match=self.id, seq=self.seq)
+        self._changed(events, seat, first=req.session)
+
+    def _on_bot_intent(self, c: cmd.BotIntent) -> None:
+        if self.seats[c.seat].bot is None or self.status != "active" or c.seq != self.seq:
+            return  # a bot acting on an old snapshot: it gets the next one
+        try:
+            events = self.state.apply(c.seat, c.intent)
+        except RuleError:
+            return
+        self._journal("intent", c.seat, intent=c.intent, by="bot")
+        self._changed(events, c.seat)
+
+    def _on_resign(self, req: cmd.Resign) -> None:
+        seat = self._require_seat(req)
+        if self.status == "finished":
+            self._refuse("match_finished", "the match is over")
+        if self.status == "waiting":
+            self._free(self.seats[seat])
+            self._ok(req, match=self.id)
+            return
+        events = self.state.resign(seat)
+        self._journal("resign", seat)
+        self._ok(req, match=self.id)
+        self._changed(events, seat, first=req.session)
+
+    def _on_join(self, req: cmd.Join) -> None:
+        if self.seat_of(req.session) is not None:
+            self._refuse("already_seated", f"you already sit in match {self.id}")
+        if self.status == "finished":
+            self._refuse("match_finished", "the match is over")
+        if req.seat is not None and not 0 <= req.seat < len(self.seats):
+            self._refuse("bad_message", f"no seat {req.seat} in {self.game.name}", "seat")
+        free = [s for s in self.seats if not s.taken
+                and (req.seat is None or s.index == req.seat)]
+        if not free:
+            self._refuse("seat_taken", "that seat is taken" if req.seat is not None
+                         else "every seat is taken", "seat" if req.seat is not None else None)
+        seat = free[0]
+        if req.session in self.spectators:
+            self._stop_watching(req.session)
+        if req.live:
+            self.connected.add(req.session)
+        seat.session, seat.name = req.session, req.name
+        self._maybe_start()
+        self._fx.writes.append(SaveSeat(seat.record(), self.status))
+        self._fx.members.append(Membership(req.session, seat.index, True))
+        log.info("match %s: %s joins seat %d", self.id, req.session, seat.index)
+        self._ok(req, match=self.id, seat=seat.index)
+        if self.status == "active":
+            self._update_timers(None)
+            self._broadcast([])
+        else:
+            self._send(req.session, self.snapshot(seat.index, []))
+            self._presence(seat)
+
+    def _on_watch(self, req: cmd.Watch) -> None:
+        if self.seat_of(req.session) is not None:
+            self._refuse("already_seated", "you sit in this match; seats see it already")
+        self.spectators[req.session] = None
+        if req.live:
+            self.connected.add(req.session)
+        self._fx.writes.append(SaveWatcher(req.session, True))
+        self._fx.members.append(Membership(req.session, None, True))
+        self._ok(req, match=self.id)
+        self._send(req.session, self.snapshot(None, []))
+
+    def _on_leave(self, req: cmd.Leave) -> None:
+        if req.session in self.spectators:
+            self._stop_watching(req.session)
+            self._ok(req, match=self.id)
+            return
+        seat = self._require_seat(req)
+        if self.status == "active":
+            events = self.state.resign(seat)
+            self._journal("resign", seat)
+            self._ok(req, match=self.id)
+            self._changed(events, seat, first=req.session)
+        elif self.status == "waiting":
+            self._ok(req, match=self.id)
+            self._free(self.seats[seat])
+        else:
+            self._fx.members.append(Membership(req.session, seat, False))
+            self._ok(req, match=self.id)
+
+    def _on_auto_flip(self, req: cmd.SetAutoFlip) -> None:
+        seat = self.seats[self._require_seat(req)]
+        if not self.game.auto_play:
+            self._refuse("not_supported", "auto_flip exists only in War")
+        if self.status == "finished":
+            self._refuse("match_finished", "the match is over")
+        seat.auto_flip = req.on
+        if not req.on:
+            seat.auto_at = None
+        self._fx.writes.append(SaveSeat(seat.record()))
+        self._ok(req, match=self.id)
+        self._update_timers(None)
+        self._send(req.session, self.snapshot(seat.index, []))
+
+    def _on_chat(self, req: cmd.Chat) -> None:
+        seat = self.seat_of(req.session)
+        if seat is None and req.session not in self.spectators:
+            self._refuse("not_in_match", f"you neither sit in nor watch {self.id}")
+        self._ok(req)
+        msg = {"type": "chat", "match": self.id, "seat": seat, "name": req.name,
+               "text": req.text}
+        for target in self._audience():
+            self._fx.messages.append((target, msg))
+
+    # -- timers -------------------------------------------------------------
+
+    def _on_tick(self, _: cmd.Tick) -> None:
+        now = self._now
+        if self.linger_until is not None and now >= self.linger_until:
+            self._fx.close = True
+            return
+        for seat in self.seats:
+            if self.status == "finished":
+                break
+            if seat.grace_deadline is not None and now >= seat.grace_deadline:
+                seat.grace_deadline = None
+                self._abandon(seat)
+            elif seat.auto_at is not None and now >= seat.auto_at:
+                seat.auto_at = None
+                self._auto_flip(seat)
+            elif seat.turn_deadline is not None and now >= seat.turn_deadline:
+                seat.turn_deadline = None
+                self._timeout(seat)
+
+    def _update_timers(self, acted: int | None) -> None:
+        """Arm or clear each seat's turn timer and auto-play after a change.
+
+        A seat's turn timer starts when it comes to move and restarts after each
+        of its own intents; it stops while the seat has nothing to do.
+        """
+        now = self._now
+        to_move = set(self.state.to_move()) if self.status == "active" else set()
+        for seat in self.seats:
+            if seat.index in to_move:
+                if self.turn_timer > 0 and (seat.turn_deadline is None or seat.index == acted):
+                    seat.turn_deadline = now + self.turn_timer
+                if self.game.auto_play and seat.auto_flip and seat.auto_at is None:
+                    seat.auto_at = now + self.rules.auto_flip_delay
+            else:
+                seat.turn_deadline = None
+                seat.auto_at = None
+
+    def _auto_flip(self, seat: SeatState) -> None:
+        intent = self.state.default_intent(seat.index)
+        if intent is None:
+            return
+        events = self.state.apply(seat.index, intent)
+        self._journal("intent", seat.index, intent=intent, by="auto")
+        self._changed(events, seat.index)
+
+    def _timeout(self, seat: SeatState) -> None:
+        """The seat's turn timer ran out: play its default intents, or forfeit it."""
+        seat.timeouts += 1
+        limit = self.rules.timeout_forfeit
+        log.info("match %s: seat %d timed out (%d in a row)", self.id, seat.index, seat.timeouts)
+        if limit and seat.timeouts >= limit:
+            events = self.state.forfeit(seat.index, "timeout")
+            self._journal("forfeit", seat.index, reason="timeout", by="timer")
+            self._changed(events, seat.index)
+            return
+        events: list[Event] = []
+        for _ in range(MAX_DEFAULTS_PER_TIMEOUT):
+            intent = self.state.default_intent(seat.index)
+            if intent is None:
+                break
+            events += self.state.apply(seat.index, intent)
+            self._journal("intent", seat.index, intent=intent, by="timer")
+            if self.status == "finished" or self.state.to_move() != (seat.index,):
+                break
+        self._changed(events, seat.index)
+
+    def _abandon(self, seat: SeatState) -> None:
+        """The seat's grace period ran out: free it (waiting), a bot takes over, or
+        it forfeits (the match's ``abandon`` rule)."""
+        if self.status == "waiting":
+            self._free(seat)
+            return
+        if seat.session is None or seat.bot is not None:
+            return
+        if self.abandon == "bot":
+            self._fx.members.append(Membership(seat.session, seat.index, False))
+            seat.session = None
+            seat.bot = self.rules.abandon_bot
+            seat.name = f"{seat.name} ({seat.bot} bot)"
+            self._fx.writes.append(SaveSeat(seat.record()))
+            log.info("match %s: seat %d abandoned, bot %s takes over", self.id, seat.index,
+                     seat.bot)
+            self._presence(seat)
+            self._broadcast([])
+            return
+        log.info("match %s: seat %d abandoned, forfeits", self.id, seat.index)
+        events = self.state.forfeit(seat.index, "abandoned")
+        self._journal("forfeit", seat.index, reason="abandoned", by="timer")
+        self._changed(events, None)
+
+    # -- changes ------------------------------------------------------------
+
+    def _stop_watching(self, session: str) -> None:
+        del self.spectators[session]
+        self._fx.writes.append(SaveWatcher(session, False))
+        self._fx.members.append(Membership(session, None, False))
+
+    def _free(self, seat: SeatState) -> None:
+        """Empty a seat of a waiting match; end the match when no seat is taken."""
+        if seat.session is not None:
+            self._fx.members.append(Membership(seat.session, seat.index, False))
+        seat.session, seat.name, seat.grace_deadline = None, None, None
+        if any(s.taken for s in self.seats):
+            self._fx.writes.append(SaveSeat(seat.record()))
+            self._presence(seat)
+            return
+        log.info("match %s: every seat left before the start; removed", self.id)
+        self._fx.writes.append(DeleteMatch())
+        self.linger_until = self._now
+        self.status = "finished"
+
+    def _journal(self, kind: str, seat: int, intent: dict[str, Any] | None = None,
+                 reason: str | None = None, by: str = "seat") -> None:
+        """Journal the change just applied to the engine as the next row (the task
+        commits it before sending anything; see :meth:`rollback`)."""
+        seq = self.seq + 1
+        outcome = self.state.outcome()
+        entry = JournalEntry(seq, kind, seat, intent, reason, by, 0.0, self.state.digest())
+        finished = None if outcome is None else (outcome.winner, outcome.reason)
+        self._fx.writes.append(AppendJournal(entry, finished))
+        self.seq = seq
+        log.debug("match %s: seq %d seat %d %s %s by %s", self.id, seq, seat, kind,
+                  intent if intent is not None else reason or "", by)
+        if outcome is not None and self.status != "finished":
+            self.status = "finished"
+            self.linger_until = self._now + self.rules.finished_linger
+            for s in self.seats:
+                s.turn_deadline = s.auto_at = s.grace_deadline = None
+            log.info("match %s finished after seq %d: winner %s (%s)", self.id, seq,
+                     outcome.winner, outcome.reason)
+
+    def _changed(self, events: list[Event], acted: int | None,
+                 first: str | None = None) -> None:
+        self._update_timers(acted)
+        self._broadcast(events, first)
+        if self.status == "finished":
+            self._fx.stop_bots = True
+
+    # -- output -------------------------------------------------------------
+
+    def _send(self, session: str, msg: dict[str, Any]) -> None:
+        if session in self.connected:
+            self._fx.messages.append((session, msg))
+
+    def _audience(self) -> list[str]:
+        """Every seated session (in seat order), then the spectators."""
+        out = [s.session for s in self.seats if s.session is not None and s.bot is None]
+        return out + ([SPECTATORS] if self.spectators else [])
+
+    def snapshot(self, seat: int | None, events: list[Event]) -> dict[str, Any]:
+        """The ``snapshot`` message for ``seat`` (None: spectator), through the projection."""
+        state = self.state
+        active = self.status == "active"
+        msg: dict[str, Any] = {
+            "type": "snapshot", "match": self.id, "game": self.game.name, "seq": self.seq,
+            "seat": seat, "view": state.view(seat),
+            "legal": state.legal(seat) if active and seat is not None else [],
+            "status": self.status,
+            "events": state.project_events(events, seat) if events else [],
+            "players": self.players(), "options": self.options,
+            "commitment": self.commitment, "deadline": self._deadline_for(seat),
+            "auto_flip": seat is not None and self.seats[seat].auto_flip,
+        }
+        outcome = state.outcome()
+        if self.status == "finished" and outcome is not None:
+            msg["result"] = outcome.to_dict()
+            msg["reveal"] = {"seed": seed_hex(self.rec.seed), "salt": self.rec.salt}
+        return msg
+
+    def _deadline_for(self, seat: int | None) -> float | None:
+        """Seconds left on the seat's own turn timer (None: none running for it); a
+        spectator gets the earliest running timer."""
+        if seat is not None:
+            deadline = self.seats[seat].turn_deadline
+            return None if deadline is None else max(0.0, deadline - self._now)
+        times = [s.turn_deadline for s in self.seats if s.turn_deadline is not None]
+        return max(0.0, min(times) - self._now) if times else None
+
+    def _broadcast(self, events: list[Event], first: str | None = None) -> None:
+        """Every seat its own snapshot, bots their view, spectators the public one.
+
+        With ``first`` (the requester, seated here) only its own snapshot goes into
+        these effects; the rest goes into ``effects.later``, which the task builds
+        and sends after two scheduler passes, before it hands the core anything else
+        (the requester's reply is not queued behind the other snapshots).
+        """
+        mine = [s for s in self.seats if s.human(first)] if first is not None else []
+        if not mine:
+            self._broadcast_all(events, None)
+            return
+        assert first is not None
+        for seat in mine:
+            self._send(first, self.snapshot(seat.index, events))
+        self._fx.later = self._deferred(events, first, self._now)
+
+    def _deferred(self, events: list[Event], skip: str, now: float) -> Callable[[], Effects]:
+        def later() -> Effects:
+            self._now = now
+            self._fx = fx = Effects()
+            self._broadcast_all(events, skip)
+            fx.deadline = self.next_deadline()
+            return fx
+
+        return later
+
+    def _broadcast_all(self, events: list[Event], skip: str | None) -> None:
+        """:meth:`_broadcast` to everyone but ``skip`` (whose seats had theirs)."""
+        active = self.status == "active"
+        pace = self.rules.auto_flip_delay if all(s.bot for s in self.seats) else 0.0
+        for seat in self.seats:
+            if seat.bot is not None:
+                self._fx.bots.append(BotTurn(
+                    seat.index, seat.bot, self.seq, self.state.view(seat.index),
+                    self.state.legal(seat.index) if active else [], pace))
+            elif seat.session is not None and seat.session != skip:
+                self._send(seat.session, self.snapshot(seat.index, events))
+        if any(sid in self.connected for sid in self.spectators):
+            self._fx.messages.append((SPECTATORS, self.snapshot(None, events)))
+
+    def _presence(self, seat: SeatState, grace: float | None = None) -> None:
+        msg = {"type": "presence", "match": self.id, "seat": seat.index, "name": seat.name,
+               "connected": self._seat_connected(seat), "grace": grace}
+        for target in self._audience():
+            if target != seat.session:
+                self._fx.messages.append((target, msg))
+
+    _HANDLERS: ClassVar[dict[type, Callable[[MatchCore, Any], None]]] = {
+        cmd.Start: _on_start, cmd.Tick: _on_tick, cmd.Detach: _on_detach,
+        cmd.Attach: _on_attach, cmd.PlayIntent: _on_intent, cmd.BotIntent: _on_bot_intent,
+        cmd.Join: _on_join, cmd.Watch: _on_watch, cmd.Leave: _on_leave,
+        cmd.Resign: _on_resign, cmd.SetAutoFlip: _on_auto_flip, cmd.Chat: _on_chat,
+    }

@@ -1,0 +1,105 @@
+"""What a :class:`~server.match.core.MatchCore` asks its task to do: plain data.
+
+The task carries out one :class:`Effects` in this order: every write in
+``writes`` (journal rows first committed to the store, before anything they
+cause is sent), then ``members``, ``messages`` and ``bots``, then arms
+``deadline``. ``later`` holds the rest of a broadcast that the task builds and
+sends after two scheduler passes (the requester's own reply goes first).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from server.store import JournalEntry, SeatRecord
+
+#: The recipient that means "every connected spectator" (one public snapshot).
+SPECTATORS = "spectators"
+
+
+@dataclass(frozen=True, slots=True)
+class AppendJournal:
+    """Commit ``entry`` (its ``ts`` is stamped by the task); ``finished``: the
+    (winner, reason) of the match it ends, or None."""
+
+    entry: JournalEntry
+    finished: tuple[int | None, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SaveSeat:
+    """Store one seat (and the match's status when ``status`` is given)."""
+
+    seat: SeatRecord
+    status: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SaveWatcher:
+    """Store that ``session`` watches (or no longer watches) the match."""
+
+    session: str
+    watching: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteMatch:
+    """Remove the match from the store (every seat left before it started)."""
+
+
+Write = AppendJournal | SaveSeat | SaveWatcher | DeleteMatch
+
+
+@dataclass(frozen=True, slots=True)
+class Membership:
+    """``session`` now sits in (``present``) or left ``seat``; seat None: as a spectator."""
+
+    session: str
+    seat: int | None
+    present: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BotTurn:
+    """Offer a server bot for ``seat`` (playing ``strategy``) its newest view.
+
+    ``legal`` empty: nothing to do for now. ``pace``: seconds the bot waits
+    before submitting (nobody human is left: play at a walking pace).
+    """
+
+    seat: int
+    strategy: str
+    seq: int
+    view: dict[str, Any]
+    legal: list[dict[str, Any]]
+    pace: float = 0.0
+
+
+@dataclass(slots=True)
+class Effects:
+    """The consequences of one command, for the task to carry out in order."""
+
+    writes: list[Write] = field(default_factory=list)
+    members: list[Membership] = field(default_factory=list)
+    #: (recipient, message): a session id, or :data:`SPECTATORS`
+    messages: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    bots: list[BotTurn] = field(default_factory=list)
+    #: the rest of the broadcast, built and sent after two scheduler passes
+    later: Callable[[], Effects] | None = None
+    stop_bots: bool = False
+    #: the earliest timer now armed (math.inf: none); the task reports Tick then
+    deadline: float = math.inf
+    #: the match is over and has lingered: the task ends
+    close: bool = False
+
+    def to(self, recipient: str) -> list[dict[str, Any]]:
+        """The messages for ``recipient``, in order (for tests and logs)."""
+        return [msg for who, msg in self.messages if who == recipient]
+
+    @property
+    def journal(self) -> list[JournalEntry]:
+        """The journal rows among the writes, in order."""
+        return [w.entry for w in self.writes if isinstance(w, AppendJournal)]

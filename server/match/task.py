@@ -1,0 +1,378 @@
+"""The trio task that owns one match: inbox, timers, commit, then send.
+
+Everything that changes a match goes through its task, in order: commands
+arrive on a bounded inbox, the deadline the core asked for fires as a
+:class:`~server.match.commands.Tick`, and each command runs through
+:meth:`MatchCore.handle <server.match.core.MatchCore.handle>`. The task then
+carries out the effects:
+
+1. every write, journal rows first committed to the store (nothing a row causes
+   is sent before it is committed; a failed commit rolls the core back and the
+   requester gets ``internal_error``),
+2. the messages, to each session's outbox (``spectators``: every connected
+   spectator),
+3. the rest of a broadcast (``effects.later``) after two scheduler passes, so the
+   requester's writer sends its reply before the other writers are even woken,
+4. bot turns to the seats' :class:`~server.match.bots.BotDriver`, and the next
+   deadline.
+
+:meth:`Match.detach` is synchronous (a connection handler calls it while it is
+being torn down): it runs the core at once and touches presence and timers only.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import trio
+
+from engine.core import State
+from protocol.errors import ProtocolError
+from server.config import ServerConfig
+from server.match import commands as cmd
+from server.match.bots import BotClosed, BotDriver
+from server.match.core import MatchCore, Rules, SeatState
+from server.match.effects import (
+    SPECTATORS,
+    AppendJournal,
+    BotTurn,
+    DeleteMatch,
+    Effects,
+    SaveSeat,
+    SaveWatcher,
+    Write,
+)
+from server.session import Session
+from server.store import MatchRecord, Store
+
+log = logging.getLogger("cardserver.match")
+
+
+@dataclass(slots=True)
+class MatchContext:
+    """What a match task needs from the server."""
+
+    store: Store
+    config: ServerConfig
+    bot_limiter: trio.CapacityLimiter
+    make_strategy: Callable[[str], Any]
+    on_closed: Callable[[Match], None] = lambda match: None
+    clock: Callable[[], float] = trio.current_time
+    wall: Callable[[], float] = time.time
+
+
+class MatchClosed(Exception):
+    """The match task has ended; it accepts no more requests."""
+
+
+_Item = tuple[Session | None, cmd.Command]
+
+
+class Match:
+    """One match: its :class:`MatchCore` and the task that runs it."""
+
+    def __init__(self, ctx: MatchContext, core: MatchCore) -> None:
+        self.ctx = ctx
+        self.core = core
+        self.id = core.id
+        self.sessions: dict[str, Session] = {}
+        self.closed = False
+        self._send, self._recv = trio.open_memory_channel[_Item](ctx.config.inbox_size)
+        self._timer_scope: trio.CancelScope | None = None
+        self._nursery: trio.Nursery | None = None
+        self._drivers: dict[int, BotDriver] = {}
+        self._close = False
+
+    # -- construction ---------------------------------------------------------
+
+    @classmethod
+    def create(cls, ctx: MatchContext, match_id: str, game: str, options: dict[str, Any],
+               turn_timer: int, abandon: str, seed: int, salt: str) -> Match:
+        """A new, empty, waiting match (not stored yet: see :meth:`store_new`).
+
+        Raises:
+            engine.core.BadOption: bad options (already normalized by the caller).
+        """
+        rec = MatchRecord(match_id, game, options, seed, salt, turn_timer, abandon,
+                          "waiting", ctx.wall())
+        return cls(ctx, MatchCore.create(rec, Rules.from_config(ctx.config)))
+
+    @classmethod
+    def restore(cls, ctx: MatchContext, rec: MatchRecord,
+                session_for: Callable[[str, str], Session]) -> Match:
+        """Rebuild a stored, unfinished match by replaying its journal through the core.
+
+        Raises:
+            server.replay.ReplayError: the journal does not replay.
+        """
+        core = MatchCore.restore(rec, ctx.store.journal(rec.id), Rules.from_config(ctx.config))
+        match = cls(ctx, core)
+        for seat in core.seats:
+            if seat.session is not None:
+                session = match.sessions[seat.session] = session_for(seat.session,
+                                                                     seat.name or "?")
+                session.seats.add((match.id, seat.index))
+        for sid in core.spectators:
+            session = match.sessions[sid] = session_for(sid, "?")
+            session.watching.add(match.id)
+        return match
+
+    def seat_session(self, index: int, session: Session) -> None:
+        """Put ``session`` in seat ``index`` before the task starts (create, queue)."""
+        self.sessions[session.id] = session
+        self.core.seat(index, session.id, session.name)
+        session.seats.add((self.id, index))
+
+    def seat_bot(self, index: int, name: str) -> None:
+        """Put a server bot in seat ``index`` before the task starts."""
+        self.core.seat_bot(index, name)
+
+    def store_new(self) -> None:
+        """Store this new match with its current seats and status.
+
+        Raises:
+            StoreError: the store refused it.
+        """
+        rec = self.core.record()
+        rec.watchers.clear()
+        self.ctx.store.create_match(rec)
+
+    # -- the public face ------------------------------------------------------
+
+    @property
+    def game(self) -> str:
+        """The game's name."""
+        return self.core.game.name
+
+    @property
+    def status(self) -> str:
+        """waiting, active or finished."""
+        return self.core.status
+
+    @property
+    def seq(self) -> int:
+        """Journal rows committed so far."""
+        return self.core.seq
+
+    @property
+    def state(self) -> State:
+        """The engine state (read it only from the server's trio thread)."""
+        return self.core.state
+
+    @property
+    def seats(self) -> list[SeatState]:
+        """The core's seats."""
+        return self.core.seats
+
+    @property
+    def created(self) -> float:
+        """Wall time of creation."""
+        return self.core.created
+
+    def summary(self) -> dict[str, Any]:
+        """The match as listed by ``matches``."""
+        return self.core.summary()
+
+    def members(self) -> list[tuple[Session, int | None]]:
+        """Every (session, seat) here; seat None: a spectator."""
+        out = [(self.sessions[s.session], s.index) for s in self.core.seats
+               if s.session is not None and s.session in self.sessions]
+        return out + [(self.sessions[sid], None) for sid in self.core.spectators
+                      if sid in self.sessions]
+
+    async def submit(self, command: cmd.Command, session: Session | None = None) -> None:
+        """Queue ``command`` (from ``session``, if any) for the match task; waits
+        while the inbox is full.
+
+        With room in the inbox the command is queued at once, without a scheduler
+        pass: the caller (a connection's reader) goes straight back to its socket
+        while the match task wakes. A caller that is already cancelled still gets
+        Cancelled before anything is queued.
+
+        Raises:
+            MatchClosed: the match task has ended.
+        """
+        if self.closed:
+            raise MatchClosed(self.id)
+        await trio.lowlevel.checkpoint_if_cancelled()  # a cancelled caller queues nothing
+        try:
+            try:
+                self._send.send_nowait((session, command))
+            except trio.WouldBlock:
+                await self._send.send((session, command))
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise MatchClosed(self.id) from None
+
+    def detach(self, session: Session) -> None:
+        """The session lost its connection: start grace periods, tell the others.
+
+        Synchronous and cheap: touches presence and timers only, never the engine.
+        """
+        if self.closed:
+            return
+        self._run_core(None, cmd.Detach(session.id))
+
+    # -- the task -------------------------------------------------------------
+
+    async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """Own the match until it is over and has lingered, or until cancelled."""
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                task_status.started()
+                await self._apply(None, cmd.Start())
+                await self._loop()
+                nursery.cancel_scope.cancel()
+        except Exception:
+            # A bug must not take the server down: this match stops (its journal is
+            # intact, so a restart brings it back); its requests get no_such_match.
+            log.exception("match %s: task failed; the match is closed", self.id)
+        finally:
+            self.closed = True
+            self._send.close()
+            self._recv.close()
+            self.ctx.on_closed(self)
+
+    async def _loop(self) -> None:
+        while not self._close:
+            item: _Item | None = None
+            with trio.CancelScope(deadline=self.core.next_deadline()) as scope:
+                self._timer_scope = scope
+                try:
+                    item = await self._recv.receive()
+                except trio.EndOfChannel:
+                    return
+            self._timer_scope = None
+            if item is None:
+                await self._fire_timers()
+            else:
+                await self._apply(*item)
+
+    async def _fire_timers(self) -> None:
+        await self._apply(None, cmd.Tick())
+
+    def _retime(self) -> None:
+        if self._timer_scope is not None:
+            self._timer_scope.deadline = self.core.next_deadline()
+
+    async def _apply(self, session: Session | None, command: cmd.Command) -> None:
+        """Run ``command`` through the core and carry out its effects; the rest of a
+        broadcast after two scheduler passes (never lost to a cancellation)."""
+        fx = self._run_core(session, command)
+        if fx is None or fx.later is None:
+            return
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        try:
+            rest = fx.later()
+        except Exception:
+            log.exception("match %s: building a broadcast failed", self.id)
+            return
+        self._carry_out(rest)
+
+    def _run_core(self, session: Session | None, command: cmd.Command) -> Effects | None:
+        """One command through the core, its writes committed, its messages sent;
+        the effects, or None when it failed (the requester was told)."""
+        if session is not None:
+            self.sessions.setdefault(session.id, session)
+            if not session.connected and isinstance(command, cmd.Request):
+                command = replace(command, live=False)
+        try:
+            fx = self.core.handle(command, self.ctx.clock())
+        except Exception:
+            log.exception("match %s: handler failed", self.id)
+            self._internal_error(session, command)
+            return None
+        if not self._commit(fx.writes, session, command):
+            return None
+        self._carry_out(fx)
+        return fx
+
+    def _commit(self, writes: list[Write], session: Session | None,
+                command: cmd.Command) -> bool:
+        """Carry out ``writes`` in order; on a failure, roll a journal row back
+        (:meth:`MatchCore.rollback`), tell the requester, return False."""
+        store = self.ctx.store
+        for write in writes:
+            try:
+                if isinstance(write, AppendJournal):
+                    wall = self.ctx.wall()
+                    finished = write.finished
+                    store.append(self.id, replace(write.entry, ts=wall),
+                                 None if finished is None else (wall, *finished))
+                elif isinstance(write, SaveSeat):
+                    store.set_seat(self.id, write.seat, write.status)
+                elif isinstance(write, SaveWatcher):
+                    store.set_watcher(self.id, write.session, write.watching)
+                elif isinstance(write, DeleteMatch):
+                    store.delete_match(self.id)
+            except Exception:
+                log.exception("match %s: cannot store %s", self.id, type(write).__name__)
+                if isinstance(write, AppendJournal):
+                    try:
+                        self.core.rollback(store.journal(self.id))
+                    except Exception:
+                        log.exception("match %s: cannot reload the journal", self.id)
+                self._internal_error(session, command)
+                self._retime()
+                return False
+        return True
+
+    def _internal_error(self, session: Session | None, command: cmd.Command) -> None:
+        if session is not None and isinstance(command, cmd.Request):
+            session.push(ProtocolError("internal_error", "the server failed handling this "
+                                       "request", match=self.id).to_message(command.rid))
+
+    def _carry_out(self, fx: Effects) -> None:
+        """Membership, messages, bots, close and the next deadline of ``fx``."""
+        for m in fx.members:
+            session = self.sessions.get(m.session)
+            if session is None:
+                continue
+            if m.seat is None:
+                (session.watching.add if m.present else session.watching.discard)(self.id)
+            elif m.present:
+                session.seats.add((self.id, m.seat))
+            else:
+                session.seats.discard((self.id, m.seat))
+        sessions = self.sessions
+        for to, msg in fx.messages:
+            if to == SPECTATORS:
+                for sid in self.core.spectators:
+                    watcher = sessions.get(sid)
+                    if watcher is not None and watcher.connected:
+                        watcher.push(msg)
+            else:
+                target = sessions.get(to)
+                if target is not None:
+                    target.push(msg)
+        for turn in fx.bots:
+            self._offer(turn)
+        if fx.stop_bots:
+            for driver in self._drivers.values():
+                driver.stop()
+        if fx.close:
+            self._close = True
+        if self._timer_scope is not None:
+            self._timer_scope.deadline = fx.deadline
+
+    def _offer(self, turn: BotTurn) -> None:
+        driver = self._drivers.get(turn.seat)
+        if driver is None:
+            if self._nursery is None or self.core.status == "finished":
+                return
+            strategy = self.ctx.make_strategy(turn.strategy)
+            driver = self._drivers[turn.seat] = BotDriver(
+                self.id, self.game, turn.seat, strategy, self.ctx.bot_limiter, self._bot_submit)
+            self._nursery.start_soon(driver.run)
+        driver.offer(turn)
+
+    async def _bot_submit(self, command: cmd.BotIntent) -> None:
+        try:
+            await self.submit(command)
+        except MatchClosed:
+            raise BotClosed(self.id) from None
