@@ -24,7 +24,7 @@ from typing import Any
 import trio
 
 from protocol.connection import Connection
-from protocol.errors import ProtocolError
+from protocol.errors import Refusal
 from server.config import ServerConfig
 from server.connection import ClientConnection
 from server.lobby import Lobby
@@ -181,7 +181,7 @@ class Server:
 
     async def _refuse(self, stream: trio.abc.Stream, name: str) -> None:
         log.warning("refusing %s: %d connections already", name, len(self.clients))
-        error = ProtocolError("too_many_connections",
+        error = Refusal("too_many_connections",
                               f"the server serves at most {self.config.max_connections} "
                               "connections").to_message()
         with trio.move_on_after(1):

@@ -18,7 +18,8 @@ import trio
 
 from engine.core import RuleError
 from engine.registry import game_names, get_game
-from protocol.errors import ProtocolError
+from protocol import events as ev
+from protocol.errors import Refusal, RemoteProtocolError
 from server import tokens
 from server.config import ServerConfig
 from server.match import commands as cmd
@@ -107,12 +108,12 @@ class Lobby:
         """The session a resume token belongs to.
 
         Raises:
-            ProtocolError: ``bad_token`` for an unknown or expired token.
+            Refusal: ``bad_token`` for an unknown or expired token.
         """
         rec = self.store.find_session(tokens.hash_token(token))
         now = time.time()
         if rec is None or now - rec.last_seen > self.config.session_ttl:
-            raise ProtocolError("bad_token", "unknown or expired resume token", "resume")
+            raise Refusal("bad_token", "unknown or expired resume token", "resume")
         self.store.touch_session(rec.id, now)
         session = self._session_for(rec.id, rec.name)
         session.name = rec.name
@@ -160,7 +161,8 @@ class Lobby:
         the match's task), else refused.
 
         Raises:
-            ProtocolError: the request is refused (the caller sends it as an error).
+            Refusal: the request is refused; RemoteProtocolError: it is not a
+                request (the caller sends either as an error).
         """
         mtype = msg["type"]
         route = LOBBY_ROUTES.get(mtype)
@@ -169,9 +171,9 @@ class Lobby:
         elif mtype in MATCH_COMMANDS:
             await self._to_match(session, msg)
         elif mtype == "hello":
-            raise ProtocolError("bad_message", "hello is only the first message", "type")
+            raise RemoteProtocolError("bad_message", "hello is only the first message", "type")
         else:
-            raise ProtocolError("unknown_type", f"unknown message type {mtype!r}", "type")
+            raise RemoteProtocolError("unknown_type", f"unknown message type {mtype!r}", "type")
 
     async def _games(self, session: Session, rid: int | None, msg: dict[str, Any]) -> None:
         self._ok(session, rid, games=[get_game(name).describe() for name in game_names()])
@@ -186,10 +188,7 @@ class Lobby:
 
     @staticmethod
     def _ok(session: Session, rid: int | None, **fields: Any) -> None:
-        msg: dict[str, Any] = {"type": "ok", **fields}
-        if rid is not None:
-            msg["id"] = rid
-        session.push(msg)
+        session.push(ev.Ok(**fields, id=rid).to_wire())
 
     def _list(self, session: Session, rid: int | None, game: str | None,
               status: str | None) -> None:
@@ -206,16 +205,16 @@ class Lobby:
         try:
             game = get_game(msg["game"])
         except RuleError as exc:
-            raise ProtocolError(exc.code, str(exc), "game") from None
+            raise Refusal(exc.code, str(exc), "game") from None
         try:
             options = game.normalize_options(msg.get("options"))
         except RuleError as exc:
-            raise ProtocolError(exc.code, str(exc), "options") from None
+            raise Refusal(exc.code, str(exc), "options") from None
         return game.name, options
 
     def _check_capacity(self) -> None:
         if len(self.matches) >= self.config.max_matches:
-            raise ProtocolError("not_supported",
+            raise Refusal("not_supported",
                                 f"the server holds its maximum of {self.config.max_matches} "
                                 "matches; try again later")
 
@@ -223,12 +222,12 @@ class Lobby:
         game, options = self._game_and_options(msg)
         bot = msg.get("bot")
         if bot is not None and bot not in strategy_names():
-            raise ProtocolError("bad_option", f"no strategy {bot!r}; known: "
+            raise Refusal("bad_option", f"no strategy {bot!r}; known: "
                                 f"{', '.join(strategy_names())}", "bot")
         seat = msg.get("seat", 0)
         turn_timer = msg.get("turn_timer", self.config.turn_timer)
         if turn_timer > self.config.max_turn_timer:
-            raise ProtocolError("bad_option", f"turn_timer must be <= "
+            raise Refusal("bad_option", f"turn_timer must be <= "
                                 f"{self.config.max_turn_timer}", "turn_timer")
         self._check_capacity()
         match = Match.create(self.ctx, tokens.new_match_id(), game, options, turn_timer,
@@ -254,7 +253,7 @@ class Lobby:
         game, options = self._game_and_options(msg)
         waiting = self.queues.setdefault(game, [])
         if session.id in {s.id for s, _ in waiting}:
-            raise ProtocolError("already_seated", f"you already wait in the {game} queue", "game")
+            raise Refusal("already_seated", f"you already wait in the {game} queue", "game")
         partner = next((i for i, (s, o) in enumerate(waiting) if o == options), None)
         if partner is None:
             waiting.append((session, options))
@@ -284,12 +283,12 @@ class Lobby:
     async def _to_match(self, session: Session, msg: dict[str, Any]) -> None:
         match = self.matches.get(msg["match"])
         if match is None:
-            raise ProtocolError("no_such_match", f"no match {msg['match']!r}", "match")
+            raise Refusal("no_such_match", f"no match {msg['match']!r}", "match")
         command = MATCH_COMMANDS[msg["type"]](session, msg)
         try:
             await match.submit(command, session)
         except MatchClosed:
-            raise ProtocolError("no_such_match", f"match {match.id} is closed", "match") from None
+            raise Refusal("no_such_match", f"match {match.id} is closed", "match") from None
 
 
 _Route = Callable[[Lobby, Session, "int | None", dict[str, Any]], Awaitable[None]]

@@ -27,7 +27,8 @@ from typing import Any, ClassVar
 from engine.core import Event, RuleError, State
 from engine.fairness import commitment, seed_hex
 from engine.registry import get_game
-from protocol.errors import ProtocolError
+from protocol import events as ev
+from protocol.errors import ProtocolError, Refusal, RemoteProtocolError
 from server.config import ServerConfig
 from server.match import commands as cmd
 from server.match.effects import (
@@ -221,10 +222,9 @@ class MatchCore:
         self._before = (self.status, self.linger_until)
         try:
             self._HANDLERS[type(command)](self, command)
-        except ProtocolError as exc:
+        except ProtocolError as exc:  # a Refusal, or a request out of the game's bounds
             assert isinstance(command, cmd.Request)
-            exc.match = self.id
-            fx.messages.append((command.session, exc.to_message(command.rid)))
+            fx.messages.append((command.session, exc.to_event(command.rid)))
         fx.deadline = self.next_deadline()
         return fx
 
@@ -244,19 +244,16 @@ class MatchCore:
             self._update_timers(None)
 
     def _refuse(self, code: str, message: str, fld: str | None = None) -> None:
-        raise ProtocolError(code, message, fld, match=self.id)
+        raise Refusal(code, message, fld, match=self.id)
 
     def _ok(self, req: cmd.Request, **fields: Any) -> None:
-        msg: dict[str, Any] = {"type": "ok", **fields}
-        if req.rid is not None:
-            msg["id"] = req.rid
-        self._fx.messages.append((req.session, msg))
+        self._fx.messages.append((req.session, ev.Ok(**fields, id=req.rid)))
 
     def _require_seat(self, req: cmd.Request) -> int:
         """The requester's seat.
 
         Raises:
-            ProtocolError: ``not_seated`` for a spectator, else ``not_in_match``.
+            Refusal: ``not_seated`` for a spectator, else ``not_in_match``.
         """
         seat = self.seat_of(req.session)
         if seat is None:
@@ -341,7 +338,8 @@ class MatchCore:
         if self.status == "finished":
             self._refuse("match_finished", "the match is over")
         if req.seat is not None and not 0 <= req.seat < len(self.seats):
-            self._refuse("bad_message", f"no seat {req.seat} in {self.game.name}", "seat")
+            raise RemoteProtocolError("bad_message", f"no seat {req.seat} in {self.game.name}",
+                                      "seat", match=self.id)
         free = [s for s in self.seats if not s.taken
                 and (req.seat is None or s.index == req.seat)]
         if not free:
@@ -413,8 +411,7 @@ class MatchCore:
         if seat is None and req.session not in self.spectators:
             self._refuse("not_in_match", f"you neither sit in nor watch {self.id}")
         self._ok(req)
-        msg = {"type": "chat", "match": self.id, "seat": seat, "name": req.name,
-               "text": req.text}
+        msg = ev.Chat(match=self.id, seat=seat, name=req.name, text=req.text)
         for target in self._audience():
             self._fx.messages.append((target, msg))
 
@@ -559,7 +556,7 @@ class MatchCore:
 
     # -- output -------------------------------------------------------------
 
-    def _send(self, session: str, msg: dict[str, Any]) -> None:
+    def _send(self, session: str, msg: ev.Event) -> None:
         if session in self.connected:
             self._fx.messages.append((session, msg))
 
@@ -568,25 +565,22 @@ class MatchCore:
         out = [s.session for s in self.seats if s.session is not None and s.bot is None]
         return out + ([SPECTATORS] if self.spectators else [])
 
-    def snapshot(self, seat: int | None, events: list[Event]) -> dict[str, Any]:
-        """The ``snapshot`` message for ``seat`` (None: spectator), through the projection."""
+    def snapshot(self, seat: int | None, events: list[Event]) -> ev.Snapshot:
+        """The ``snapshot`` for ``seat`` (None: spectator), through the projection."""
         state = self.state
         active = self.status == "active"
-        msg: dict[str, Any] = {
-            "type": "snapshot", "match": self.id, "game": self.game.name, "seq": self.seq,
-            "seat": seat, "view": state.view(seat),
-            "legal": state.legal(seat) if active and seat is not None else [],
-            "status": self.status,
-            "events": state.project_events(events, seat) if events else [],
-            "players": self.players(), "options": self.options,
-            "commitment": self.commitment, "deadline": self._deadline_for(seat),
-            "auto_flip": seat is not None and self.seats[seat].auto_flip,
-        }
-        outcome = state.outcome()
-        if self.status == "finished" and outcome is not None:
-            msg["result"] = outcome.to_dict()
-            msg["reveal"] = {"seed": seed_hex(self.rec.seed), "salt": self.rec.salt}
-        return msg
+        outcome = state.outcome() if self.status == "finished" else None
+        return ev.Snapshot(
+            match=self.id, game=self.game.name, seq=self.seq, seat=seat, view=state.view(seat),
+            legal=state.legal(seat) if active and seat is not None else [],
+            status=self.status,
+            events=state.project_events(events, seat) if events else [],
+            players=self.players(), options=self.options, commitment=self.commitment,
+            deadline=self._deadline_for(seat),
+            auto_flip=seat is not None and self.seats[seat].auto_flip,
+            result=outcome.to_dict() if outcome is not None else None,
+            reveal=None if outcome is None else {"seed": seed_hex(self.rec.seed),
+                                                 "salt": self.rec.salt})
 
     def _deadline_for(self, seat: int | None) -> float | None:
         """Seconds left on the seat's own turn timer (None: none running for it); a
@@ -639,8 +633,8 @@ class MatchCore:
             self._fx.messages.append((SPECTATORS, self.snapshot(None, events)))
 
     def _presence(self, seat: SeatState, grace: float | None = None) -> None:
-        msg = {"type": "presence", "match": self.id, "seat": seat.index, "name": seat.name,
-               "connected": self._seat_connected(seat), "grace": grace}
+        msg = ev.Presence(match=self.id, seat=seat.index, name=seat.name,
+                          connected=self._seat_connected(seat), grace=grace)
         for target in self._audience():
             if target != seat.session:
                 self._fx.messages.append((target, msg))

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from protocol.events import Event
 from server.store import JournalEntry, SeatRecord
 
 #: The recipient that means "every connected spectator" (one public snapshot).
@@ -84,8 +85,8 @@ class Effects:
 
     writes: list[Write] = field(default_factory=list)
     members: list[Membership] = field(default_factory=list)
-    #: (recipient, message): a session id, or :data:`SPECTATORS`
-    messages: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    #: (recipient, event): a session id, or :data:`SPECTATORS`
+    messages: list[tuple[str, Event]] = field(default_factory=list)
     bots: list[BotTurn] = field(default_factory=list)
     #: the rest of the broadcast, built and sent after two scheduler passes
     later: Callable[[], Effects] | None = None
@@ -96,8 +97,8 @@ class Effects:
     close: bool = False
 
     def to(self, recipient: str) -> list[dict[str, Any]]:
-        """The messages for ``recipient``, in order (for tests and logs)."""
-        return [msg for who, msg in self.messages if who == recipient]
+        """The wire maps of the messages for ``recipient``, in order (tests, logs)."""
+        return [msg.to_wire() for who, msg in self.messages if who == recipient]
 
     @property
     def journal(self) -> list[JournalEntry]:

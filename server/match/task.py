@@ -342,14 +342,15 @@ class Match:
         sessions = self.sessions
         for to, msg in fx.messages:
             if to == SPECTATORS:
+                wire = msg.to_wire()
                 for sid in self.core.spectators:
                     watcher = sessions.get(sid)
                     if watcher is not None and watcher.connected:
-                        watcher.push(msg)
+                        watcher.push(wire)
             else:
                 target = sessions.get(to)
                 if target is not None:
-                    target.push(msg)
+                    target.push(msg.to_wire())
         for turn in fx.bots:
             self._offer(turn)
         if fx.stop_bots:
