@@ -235,7 +235,7 @@ class MatchCore:
         Raises:
             server.replay.ReplayError: the stored rows do not replay.
         """
-        log.error("match %s: journal commit failed; rebuilt at seq %d", self.id, len(committed))
+        log.warning("match %s: journal commit failed; rebuilt at seq %d", self.id, len(committed))
         self.state = rebuild(self.rec, committed)
         self.seq = len(committed)
         status, linger = self._before
@@ -412,8 +412,7 @@ class MatchCore:
             self._refuse("not_in_match", f"you neither sit in nor watch {self.id}")
         self._ok(req)
         msg = ev.Chat(match=self.id, seat=seat, name=req.name, text=req.text)
-        for target in self._audience():
-            self._fx.messages.append((target, msg))
+        self._tell_audience(msg, None)
 
     # -- timers -------------------------------------------------------------
 
@@ -560,10 +559,14 @@ class MatchCore:
         if session in self.connected:
             self._fx.messages.append((session, msg))
 
-    def _audience(self) -> list[str]:
-        """Every seated session (in seat order), then the spectators."""
-        out = [s.session for s in self.seats if s.session is not None and s.bot is None]
-        return out + ([SPECTATORS] if self.spectators else [])
+    def _tell_audience(self, msg: ev.Event, but: str | None) -> None:
+        """``msg`` to every connected seated session (in seat order) but ``but``, then
+        to the spectators."""
+        for seat in self.seats:
+            if seat.session is not None and seat.bot is None and seat.session != but:
+                self._send(seat.session, msg)
+        if any(sid in self.connected for sid in self.spectators):
+            self._fx.messages.append((SPECTATORS, msg))
 
     def snapshot(self, seat: int | None, events: list[Event]) -> ev.Snapshot:
         """The ``snapshot`` for ``seat`` (None: spectator), through the projection."""
@@ -635,9 +638,7 @@ class MatchCore:
     def _presence(self, seat: SeatState, grace: float | None = None) -> None:
         msg = ev.Presence(match=self.id, seat=seat.index, name=seat.name,
                           connected=self._seat_connected(seat), grace=grace)
-        for target in self._audience():
-            if target != seat.session:
-                self._fx.messages.append((target, msg))
+        self._tell_audience(msg, seat.session)
 
     _HANDLERS: ClassVar[dict[type, Callable[[MatchCore, Any], None]]] = {
         cmd.Start: _on_start, cmd.Tick: _on_tick, cmd.Detach: _on_detach,
