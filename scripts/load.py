@@ -40,7 +40,6 @@ import multiprocessing as mp
 import os
 import queue
 import random
-import resource
 import shutil
 import signal
 import socket
@@ -62,6 +61,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from protocol.framing import FrameDecoder  # noqa: E402
+from server.fdlimit import raise_fd_limit  # noqa: E402
 
 HOST = "127.0.0.1"
 HEADER = struct.Struct(">I")
@@ -361,16 +361,6 @@ def _worker_main(plan: Plan, out: Any) -> None:
 
 
 # -- the parent -----------------------------------------------------------------
-
-
-def raise_fd_limit() -> int:
-    """Soft open-file limit up to the hard limit; returns the new soft limit."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft < hard or hard == resource.RLIM_INFINITY:
-        with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(resource.RLIMIT_NOFILE,
-                               (hard if hard != resource.RLIM_INFINITY else 1 << 20, hard))
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 def free_port() -> int:

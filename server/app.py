@@ -28,6 +28,7 @@ from protocol.errors import Refusal
 from server.config import ServerConfig
 from server.connection import ClientConnection
 from server.lobby import Lobby
+from server.services import Services
 from server.store import Store
 
 log = logging.getLogger("cardserver")
@@ -45,6 +46,8 @@ class Server:
         self.config = config
         self.store = store
         self.lobby = Lobby(config, store)
+        #: what each connection is handed (not the whole server)
+        self.services = Services(self.lobby, config)
         self.clients: set[ClientConnection] = set()
         self.port: int | None = None
         self.addresses: list[str] = []
@@ -169,7 +172,7 @@ class Server:
         if len(self.clients) >= self.config.max_connections:
             await self._refuse(stream, name)
             return
-        client = ClientConnection(self, stream, name)
+        client = ClientConnection(self.services, stream, name)
         self.clients.add(client)
         log.info("connection from %s", name)
         try:

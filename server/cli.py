@@ -11,12 +11,12 @@ import argparse
 import gc
 import logging
 import os
-import resource
 import sys
 from functools import partial
 
 from protocol.version import __version__
 from server.config import add_arguments, default_db_path, from_namespace
+from server.fdlimit import raise_fd_limit
 
 
 def _serve_parser() -> argparse.ArgumentParser:
@@ -42,20 +42,6 @@ def _replay_parser() -> argparse.ArgumentParser:
                         help="the store [default: %(default)s]")
     parser.add_argument("--json", action="store_true", help="one JSON document instead of text")
     return parser
-
-
-def raise_fd_limit() -> int:
-    """Raise this process's soft limit on open files to its hard limit (each client
-    connection is one descriptor; the usual soft limit of 1024 is below the default
-    ``--max-connections``). Returns the soft limit now in force; never raises."""
-    try:
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        if hard == resource.RLIM_INFINITY or soft < hard:
-            target = hard if hard != resource.RLIM_INFINITY else 1 << 20
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-        return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-    except (OSError, ValueError):
-        return -1
 
 
 #: Garbage-collector thresholds for the server process (CPython's default is 700, 10,

@@ -1,15 +1,19 @@
-"""Server configuration: one dataclass holding every limit and timeout, and its CLI.
+"""Server configuration: each option declared once, as a field of :class:`ServerConfig`.
 
-Every field of :class:`ServerConfig` is a ``cardserver`` option with a default
-(``cardserver --help`` lists them). Tests build a ``ServerConfig`` directly.
+A field's declaration (:func:`option`) holds its default, its bounds, its help
+text and its unit; from it come the ``cardserver`` flag (:func:`add_arguments`,
+``--max-frame`` for ``max_frame``), the range checks (:func:`validate`) and the
+README's table of limits (:func:`limits_table`, checked by a test). Tests build
+a ``ServerConfig`` directly.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 
 def default_db_path() -> Path:
@@ -19,37 +23,91 @@ def default_db_path() -> Path:
     return Path(base) / "cardserver" / "cardserver.db"
 
 
+@dataclass(frozen=True, slots=True)
+class Option:
+    """What the command line and the docs know of one field.
+
+    ``gt``/``ge``/``le``: bounds (exclusive lower, inclusive lower, inclusive upper);
+    ``choices``: the allowed values (compared lower-cased); ``unit``: shown after
+    the default in the README (``"s"`` for seconds); ``shown``: the default as the
+    help and README print it, when not the value itself.
+    """
+
+    help: str
+    gt: float | None = None
+    ge: float | None = None
+    le: float | None = None
+    choices: tuple[str, ...] = ()
+    unit: str = ""
+    shown: str | None = None
+
+
+def option(default: Any, help: str, *, factory: Any = None, **spec: Any) -> Any:
+    """Declare one ``ServerConfig`` field and its option (see :class:`Option`)."""
+    meta = {"option": Option(help, **spec)}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+POSITIVE = {"gt": 0}
+NON_NEGATIVE = {"ge": 0}
+
+
 @dataclass(slots=True)
 class ServerConfig:
     """Everything the server can be told. Times are in seconds."""
 
-    host: str | None = None
-    port: int = 7000
-    db: Path = field(default_factory=default_db_path)
-    log_level: str = "info"
-    max_connections: int = 1000
-    max_frame: int = 65536
-    rate: float = 1000.0
-    burst: int = 500
-    abuse_limit: int = 200
-    abuse_window: float = 10.0
-    handshake_timeout: float = 5.0
-    ping_interval: float = 15.0
-    ping_timeout: float = 15.0
-    outbox_size: int = 256
-    inbox_size: int = 64
-    grace: float = 60.0
-    turn_timer: int = 120
-    max_turn_timer: int = 3600
-    timeout_forfeit: int = 3
-    auto_flip_delay: float = 0.5
-    abandon_bot: str = "greedy"
-    bot_time_budget: float = 0.5
-    bot_threads: int = 2
-    finished_linger: float = 300.0
-    session_ttl: float = 7 * 24 * 3600.0
-    max_matches: int = 10000
-    shutdown_timeout: float = 2.0
+    host: str | None = option(None, "interface to listen on", shown="all interfaces")
+    port: int = option(7000, "TCP port to listen on (0: any free port)", ge=0, le=65535)
+    db: Path = option(None, "SQLite store file (under $XDG_STATE_HOME or ~/.local/state)",
+                      factory=default_db_path,
+                      shown="$XDG_STATE_HOME/cardserver/cardserver.db")
+    log_level: str = option("info", "debug, info, warning or error",
+                            choices=("debug", "info", "warning", "error"))
+    max_connections: int = option(
+        1000, "connections served at once; more get too_many_connections", **POSITIVE)
+    max_frame: int = option(65536, "largest msgpack body accepted, in bytes", **POSITIVE)
+    rate: float = option(1000.0, "requests per second allowed per connection (token bucket "
+                         "refill)", **POSITIVE, unit="/s")
+    burst: int = option(500, "token bucket size: requests allowed at once", **POSITIVE)
+    abuse_limit: int = option(200, "rate_limited errors within --abuse-window before "
+                              "disconnecting", **POSITIVE)
+    abuse_window: float = option(10.0, "window for --abuse-limit, seconds", **POSITIVE,
+                                 unit="s")
+    handshake_timeout: float = option(5.0, "seconds a new connection has to send hello",
+                                      **POSITIVE, unit="s")
+    ping_interval: float = option(15.0, "seconds between server pings", **POSITIVE, unit="s")
+    ping_timeout: float = option(15.0, "a peer silent for ping-interval + ping-timeout "
+                                 "seconds is dropped", **POSITIVE, unit="s")
+    outbox_size: int = option(256, "messages queued per connection before it is a slow "
+                              "consumer", **POSITIVE)
+    inbox_size: int = option(64, "requests queued per match", **POSITIVE)
+    grace: float = option(60.0, "seconds a disconnected seat is kept before forfeit or bot "
+                          "takeover", **NON_NEGATIVE, unit="s")
+    turn_timer: int = option(120, "default turn timer for new matches, seconds (0: off)",
+                             **NON_NEGATIVE, unit="s")
+    max_turn_timer: int = option(3600, "largest turn_timer a create may ask for, seconds",
+                                 **NON_NEGATIVE, unit="s")
+    timeout_forfeit: int = option(3, "a seat that times out this many turns in a row "
+                                  "forfeits (0: never)", **NON_NEGATIVE)
+    auto_flip_delay: float = option(0.5, "War: seconds before the server flips for an "
+                                    "auto-flip seat; also the pace of bots left alone",
+                                    **NON_NEGATIVE, unit="s")
+    abandon_bot: str = option("greedy", "strategy that takes over an abandoned seat "
+                              "(abandon=\"bot\")")
+    bot_time_budget: float = option(0.5, "seconds a server bot may think per move",
+                                    **POSITIVE, unit="s")
+    bot_threads: int = option(2, "server bots thinking at once (worker threads)", **POSITIVE)
+    finished_linger: float = option(300.0, "seconds a finished match stays listed",
+                                    **NON_NEGATIVE, unit="s")
+    session_ttl: float = option(7 * 24 * 3600.0, "seconds an idle session's resume token "
+                                "stays valid", **NON_NEGATIVE, unit="s",
+                                shown="604800 s (7 days)")
+    max_matches: int = option(10000, "matches held at once (waiting + active + lingering)",
+                              **POSITIVE)
+    shutdown_timeout: float = option(2.0, "seconds given to flush bye messages at shutdown",
+                                     **NON_NEGATIVE, unit="s")
 
     def limits(self) -> dict[str, float | int]:
         """The limits announced in ``welcome.limits``."""
@@ -64,52 +122,32 @@ class ServerConfig:
         }
 
 
-#: name -> (type, help). The order is the order of ``--help``.
-_OPTIONS: dict[str, tuple[type, str]] = {
-    "host": (str, "interface to listen on"),
-    "port": (int, "TCP port to listen on (0: any free port)"),
-    "db": (Path, "SQLite store file (under $XDG_STATE_HOME or ~/.local/state)"),
-    "log_level": (str, "debug, info, warning or error"),
-    "max_connections": (int, "connections served at once; more get too_many_connections"),
-    "max_frame": (int, "largest msgpack body accepted, in bytes"),
-    "rate": (float, "requests per second allowed per connection (token bucket refill)"),
-    "burst": (int, "token bucket size: requests allowed at once"),
-    "abuse_limit": (int, "rate_limited errors within --abuse-window before disconnecting"),
-    "abuse_window": (float, "window for --abuse-limit, seconds"),
-    "handshake_timeout": (float, "seconds a new connection has to send hello"),
-    "ping_interval": (float, "seconds between server pings"),
-    "ping_timeout": (float, "a peer silent for ping-interval + ping-timeout seconds is dropped"),
-    "outbox_size": (int, "messages queued per connection before it is a slow consumer"),
-    "inbox_size": (int, "requests queued per match"),
-    "grace": (float, "seconds a disconnected seat is kept before forfeit or bot takeover"),
-    "turn_timer": (int, "default turn timer for new matches, seconds (0: off)"),
-    "max_turn_timer": (int, "largest turn_timer a create may ask for, seconds"),
-    "timeout_forfeit": (int, "a seat that times out this many turns in a row forfeits (0: never)"),
-    "auto_flip_delay": (float, "War: seconds before the server flips for an auto-flip seat"),
-    "abandon_bot": (str, "strategy that takes over an abandoned seat (abandon=\"bot\")"),
-    "bot_time_budget": (float, "seconds a server bot may think per move"),
-    "bot_threads": (int, "server bots thinking at once (worker threads)"),
-    "finished_linger": (float, "seconds a finished match stays listed"),
-    "session_ttl": (float, "seconds an idle session's resume token stays valid"),
-    "max_matches": (int, "matches held at once (waiting + active + lingering)"),
-    "shutdown_timeout": (float, "seconds given to flush bye messages at shutdown"),
-}
+def options() -> list[tuple[Field[Any], Option]]:
+    """Every option's field and declaration, in declaration order (``--help``'s)."""
+    return [(f, f.metadata["option"]) for f in fields(ServerConfig)]
+
+
+def flag(name: str) -> str:
+    """The command-line flag of field ``name`` (``max_frame`` -> ``--max-frame``)."""
+    return "--" + name.replace("_", "-")
+
+
+def _default(f: Field[Any]) -> Any:
+    return f.default_factory() if f.default is MISSING else f.default  # type: ignore[misc]
+
+
+def _kind(f: Field[Any]) -> type:
+    return {"int": int, "float": float, "Path": Path}.get(str(f.type), str)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add one ``--option`` per config field, each with its default in the help."""
-    defaults = ServerConfig()
-    for name, (kind, text) in _OPTIONS.items():
-        default = getattr(defaults, name)
-        shown = "all interfaces" if name == "host" and default is None else default
+    """Add one flag per option, each with its default in the help."""
+    for f, opt in options():
+        default = _default(f)
         parser.add_argument(
-            "--" + name.replace("_", "-"),
-            dest=name,
-            type=kind,
-            default=default,
-            metavar=name.split("_")[-1].upper(),
-            help=f"{text} [default: {shown}]",
-        )
+            flag(f.name), dest=f.name, type=_kind(f), default=default,
+            metavar=f.name.split("_")[-1].upper(),
+            help=f"{opt.help} [default: {opt.shown or default}]")
 
 
 def from_namespace(ns: argparse.Namespace) -> ServerConfig:
@@ -125,23 +163,41 @@ def from_namespace(ns: argparse.Namespace) -> ServerConfig:
 
 
 def validate(config: ServerConfig) -> None:
-    """Check ranges that would make the server misbehave.
+    """Check every option against its declared bounds.
 
     Raises:
         ValueError: naming the first bad option.
     """
-    positive = ["max_connections", "max_frame", "rate", "burst", "abuse_limit", "abuse_window",
-                "handshake_timeout", "ping_interval", "ping_timeout", "outbox_size",
-                "inbox_size", "bot_threads", "max_matches", "bot_time_budget"]
-    for name in positive:
-        if getattr(config, name) <= 0:
-            raise ValueError(f"--{name.replace('_', '-')} must be > 0")
-    non_negative = ["grace", "turn_timer", "max_turn_timer", "timeout_forfeit",
-                    "auto_flip_delay", "finished_linger", "session_ttl", "shutdown_timeout"]
-    for name in non_negative:
-        if getattr(config, name) < 0:
-            raise ValueError(f"--{name.replace('_', '-')} must be >= 0")
-    if not 0 <= config.port < 65536:
-        raise ValueError("--port must be in 0..65535")
-    if config.log_level.lower() not in ("debug", "info", "warning", "error"):
-        raise ValueError("--log-level must be debug, info, warning or error")
+    for f, opt in options():
+        value = getattr(config, f.name)
+        name = flag(f.name)
+        if opt.choices and str(value).lower() not in opt.choices:
+            raise ValueError(f"{name} must be {', '.join(opt.choices[:-1])} or "
+                             f"{opt.choices[-1]}")
+        if opt.gt is not None and not value > opt.gt:
+            raise ValueError(f"{name} must be > {opt.gt:g}")
+        if opt.ge is not None and opt.le is not None and not opt.ge <= value <= opt.le:
+            raise ValueError(f"{name} must be in {opt.ge:g}..{opt.le:g}")
+        if opt.ge is not None and not value >= opt.ge:
+            raise ValueError(f"{name} must be >= {opt.ge:g}")
+
+
+def _shown(f: Field[Any], opt: Option) -> str:
+    if opt.shown is not None:
+        return opt.shown
+    value = _default(f)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return f"{value}{' ' if opt.unit == 's' else ''}{opt.unit}"
+
+
+def limits_table() -> str:
+    """The README's table of options (one row per option), in Markdown."""
+    rows = ["| option | default | what it bounds |", "|---|---|---|"]
+    for f, opt in options():
+        rows.append(f"| `{flag(f.name)}` | {_shown(f, opt)} | {opt.help} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(limits_table())

@@ -3,7 +3,6 @@ legitimate Data Structures match played alongside each attack."""
 
 from __future__ import annotations
 
-import resource
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 import trio
 
 from server.app import Server, serve
+from server.fdlimit import raise_fd_limit
 from tests.server.helpers import make_config
 
 
@@ -21,10 +21,7 @@ def _enough_file_descriptors() -> None:
     """The idle/slowloris tests hold ~2,000 sockets in this one process (client and
     server ends): raise the soft open-file limit to the hard limit, as cardserver
     itself does."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = hard if hard != resource.RLIM_INFINITY else 65536
-    if soft < want:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    raise_fd_limit()
 
 
 @pytest.fixture
