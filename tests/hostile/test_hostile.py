@@ -21,7 +21,7 @@ import pytest
 import trio
 
 from server.app import Server
-from tests.load.legit import LegitMatch
+from tests.hostile.legit import LegitMatch
 from tests.server.helpers import Closed, TestClient, frame
 
 Attack = Callable[[LegitMatch], Awaitable[Any]]
