@@ -185,8 +185,8 @@ class Server:
     async def _refuse(self, stream: trio.abc.Stream, name: str) -> None:
         log.warning("refusing %s: %d connections already", name, len(self.clients))
         error = Refusal("too_many_connections",
-                              f"the server serves at most {self.config.max_connections} "
-                              "connections").to_message()
+                        f"the server serves at most {self.config.max_connections} "
+                        "connections").to_event()
         with trio.move_on_after(1):
             try:
                 await stream.send_all(Connection("server").send(error))

@@ -188,7 +188,7 @@ class Lobby:
 
     @staticmethod
     def _ok(session: Session, rid: int | None, **fields: Any) -> None:
-        session.push(ev.Ok(**fields, id=rid).to_wire())
+        session.push(ev.Ok(**fields, id=rid))
 
     def _list(self, session: Session, rid: int | None, game: str | None,
               status: str | None) -> None:

@@ -9,7 +9,8 @@ carries out the effects:
 1. every write, journal rows first committed to the store (nothing a row causes
    is sent before it is committed; a failed commit rolls the core back and the
    requester gets ``internal_error``),
-2. the messages, to each session's outbox (``spectators``: every connected
+2. the messages (events of :mod:`protocol.events`, validated when the core
+   built them), to each session's outbox (``spectators``: every connected
    spectator),
 3. the rest of a broadcast (``effects.later``) after two scheduler passes, so the
    requester's writer sends its reply before the other writers are even woken,
@@ -325,7 +326,7 @@ class Match:
     def _internal_error(self, session: Session | None, command: cmd.Command) -> None:
         if session is not None and isinstance(command, cmd.Request):
             session.push(ProtocolError("internal_error", "the server failed handling this "
-                                       "request", match=self.id).to_message(command.rid))
+                                       "request", match=self.id).to_event(command.rid))
 
     def _carry_out(self, fx: Effects) -> None:
         """Membership, messages, bots, close and the next deadline of ``fx``."""
@@ -342,15 +343,14 @@ class Match:
         sessions = self.sessions
         for to, msg in fx.messages:
             if to == SPECTATORS:
-                wire = msg.to_wire()
                 for sid in self.core.spectators:
                     watcher = sessions.get(sid)
                     if watcher is not None and watcher.connected:
-                        watcher.push(wire)
+                        watcher.push(msg)
             else:
                 target = sessions.get(to)
                 if target is not None:
-                    target.push(msg.to_wire())
+                    target.push(msg)
         for turn in fx.bots:
             self._offer(turn)
         if fx.stop_bots:

@@ -9,6 +9,7 @@ from typing import Any
 import trio
 import trio.testing
 
+from protocol.events import Event
 from server.match.commands import Attach
 from server.match.task import Match, MatchContext
 from server.session import Session
@@ -22,7 +23,8 @@ class Sink:
     def __init__(self) -> None:
         self.messages: list[dict[str, Any]] = []
 
-    def push(self, msg: dict[str, Any]) -> None:
+    def push(self, msg: Event | dict[str, Any]) -> None:
+        msg = msg.to_wire() if isinstance(msg, Event) else msg
         self.messages.append(msg)
 
 

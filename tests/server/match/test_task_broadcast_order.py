@@ -9,6 +9,7 @@ from typing import Any
 import trio
 import trio.testing
 
+from protocol.events import Event
 from server.match.commands import PlayIntent
 from server.match.task import Match, MatchContext
 from server.session import Session
@@ -23,7 +24,8 @@ class Recorder:
                  store: Store, match_id: str) -> None:
         self.name, self.log, self.store, self.match_id = name, log, store, match_id
 
-    def push(self, msg: dict[str, Any]) -> None:
+    def push(self, msg: Event | dict[str, Any]) -> None:
+        msg = msg.to_wire() if isinstance(msg, Event) else msg
         self.log.append((self.name, msg, len(self.store.journal(self.match_id))))
 
 
