@@ -30,13 +30,6 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
 #: Libraries the pure engine must not import: no I/O, no clocks, no trio.
 ENGINE_FORBIDDEN_LIBRARIES = ("time", "datetime", "trio", "socket", "asyncio", "threading",
                               "os", "io", "sqlite3", "logging", "secrets")
-#: Import circles known today and being removed elsewhere; each entry is the set
-#: of modules of one circle. A circle not listed here fails the test.
-EXPECTED_CIRCLES: list[frozenset[str]] = [
-    # server.app hands each connection the whole Server and server.connection
-    # reaches back into it; the server's restructuring (#11) removes this one.
-    frozenset({"server.app", "server.connection"}),
-]
 
 
 def _module_name(path: Path) -> str:
@@ -130,10 +123,9 @@ def test_every_room_has_modules() -> None:
         assert any(name.split(".")[0] == room for name in MODULES), room
 
 
-def test_no_import_circles_beyond_the_known_ones() -> None:
+def test_no_import_circles() -> None:
     circles = _circles(_graph())
-    unexpected = [sorted(c) for c in circles if c not in EXPECTED_CIRCLES]
-    assert not unexpected, f"import circles: {unexpected}"
+    assert not circles, f"import circles: {[sorted(c) for c in circles]}"
 
 
 def test_the_engine_has_no_import_circle() -> None:
