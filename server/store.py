@@ -13,16 +13,30 @@ played for it: ``by`` is ``seat``, ``timer``, ``auto`` or ``bot``), ``resign``
 rows and ``forfeit`` rows. Replaying the rows from the match's seed through
 the engine rebuilds the state exactly. Hidden cards are never stored: intents
 carry indexes, and the deal follows from the seed.
+
+Accounts, API tokens, ratings and each rated match's rating changes live here
+too. The file carries its schema version (``PRAGMA user_version``); opening an
+older file migrates it forward, one version per transaction, and keeps every
+match it holds. Version 0 is a file written before versions were kept: its
+tables are exactly version 1's.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from server.ratings import Rating, rate_match, scores
+
+#: The schema version this code writes; :data:`MIGRATIONS` leads every older one here.
+SCHEMA_VERSION = 2
+
+#: Version 1: sessions, matches, seats, watchers and the journal.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
     id TEXT PRIMARY KEY,
@@ -73,6 +87,65 @@ CREATE TABLE IF NOT EXISTS journal (
     PRIMARY KEY (match, seq)
 );
 """
+
+#: version -> the statements that lead version - 1 to it.
+MIGRATIONS: dict[int, str] = {
+    2: """
+CREATE TABLE accounts (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    password_hash TEXT NOT NULL,
+    bot INTEGER NOT NULL DEFAULT 0,
+    created REAL NOT NULL
+);
+CREATE TABLE api_tokens (
+    id TEXT PRIMARY KEY,
+    account INTEGER NOT NULL REFERENCES accounts (id),
+    token_hash TEXT NOT NULL UNIQUE,
+    label TEXT NOT NULL,
+    created REAL NOT NULL,
+    last_used REAL
+);
+CREATE INDEX api_tokens_account ON api_tokens (account);
+CREATE TABLE session_accounts (
+    session TEXT PRIMARY KEY,
+    account INTEGER NOT NULL REFERENCES accounts (id)
+);
+CREATE INDEX session_accounts_account ON session_accounts (account);
+CREATE INDEX seats_session ON seats (session);
+CREATE TABLE ratings (
+    account INTEGER NOT NULL REFERENCES accounts (id),
+    game TEXT NOT NULL,
+    rating REAL NOT NULL,
+    rd REAL NOT NULL,
+    volatility REAL NOT NULL,
+    games INTEGER NOT NULL,
+    wins INTEGER NOT NULL,
+    losses INTEGER NOT NULL,
+    draws INTEGER NOT NULL,
+    PRIMARY KEY (account, game)
+);
+CREATE INDEX ratings_board ON ratings (game, rating DESC);
+CREATE TABLE rated_matches (
+    match TEXT PRIMARY KEY
+);
+CREATE TABLE rating_changes (
+    match TEXT NOT NULL,
+    seat INTEGER NOT NULL,
+    account INTEGER NOT NULL REFERENCES accounts (id),
+    game TEXT NOT NULL,
+    score REAL NOT NULL,
+    rating_before REAL NOT NULL,
+    rd_before REAL NOT NULL,
+    volatility_before REAL NOT NULL,
+    rating_after REAL NOT NULL,
+    rd_after REAL NOT NULL,
+    volatility_after REAL NOT NULL,
+    PRIMARY KEY (match, seat)
+);
+""",
+}
 
 
 class StoreError(Exception):
@@ -134,6 +207,90 @@ class SessionRecord:
     last_seen: float
 
 
+@dataclass(slots=True, frozen=True)
+class AccountRecord:
+    """A registered account. ``key`` is :func:`server.names.name_key` of ``name``;
+    ``password_hash`` is an argon2id hash string (never the password)."""
+
+    id: int
+    key: str
+    name: str
+    password_hash: str
+    bot: bool
+    created: float
+
+
+@dataclass(slots=True, frozen=True)
+class ApiTokenRecord:
+    """An account's API token as listed (the token itself is never stored)."""
+
+    id: str
+    account: int
+    label: str
+    created: float
+    last_used: float | None
+
+
+@dataclass(slots=True, frozen=True)
+class Standing:
+    """An account's rating in one game, with its record of rated matches."""
+
+    rating: Rating = field(default_factory=Rating)
+    games: int = 0
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+
+
+@dataclass(slots=True, frozen=True)
+class RatingChange:
+    """What one rated match did to one seat's rating."""
+
+    match: str
+    seat: int
+    account: int
+    game: str
+    score: float
+    before: Rating
+    after: Rating
+
+    @property
+    def delta(self) -> float:
+        """The change of the rating itself (after - before)."""
+        return self.after.rating - self.before.rating
+
+
+@dataclass(slots=True, frozen=True)
+class LeaderboardRow:
+    """One line of a game's leaderboard."""
+
+    rank: int
+    name: str
+    bot: bool
+    standing: Standing
+
+
+@dataclass(slots=True, frozen=True)
+class RecentMatch:
+    """A finished match an account sat in, newest first in :meth:`Store.recent_matches`."""
+
+    match: str
+    game: str
+    seat: int
+    opponent: str | None
+    winner: int | None
+    reason: str | None
+    finished: float
+    change: RatingChange | None
+
+    @property
+    def result(self) -> str:
+        """``win``, ``loss`` or ``draw``, for this account."""
+        if self.winner is None:
+            return "draw"
+        return "win" if self.winner == self.seat else "loss"
+
+
 def _lock_file(path: Path) -> Any:
     """Open ``path`` and take an exclusive, non-blocking lock on it.
 
@@ -158,6 +315,40 @@ _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 
 def _dumps(value: Any) -> str:
     return _ENCODER.encode(value)
+
+
+def schema_version(db: sqlite3.Connection) -> int:
+    """The schema version a database file says it has (0: none recorded)."""
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Bring ``db`` to :data:`SCHEMA_VERSION`, one committed transaction per version.
+
+    Raises:
+        StoreError: the file was written by a newer version of this code.
+        sqlite3.Error: a migration failed (that version's changes are rolled back).
+    """
+    version = schema_version(db)
+    if version > SCHEMA_VERSION:
+        raise StoreError(f"the store has schema version {version}; this cardserver knows "
+                         f"versions up to {SCHEMA_VERSION}: upgrade cardserver")
+    if version == 0:
+        # A new file, or one written before versions were recorded (whose tables are
+        # exactly version 1's): CREATE ... IF NOT EXISTS keeps what is there.
+        db.executescript(SCHEMA)
+        version = 1
+    for target in range(version + 1, SCHEMA_VERSION + 1):
+        try:
+            db.executescript(f"BEGIN IMMEDIATE;\n{MIGRATIONS[target]}\n"
+                             f"PRAGMA user_version = {target};\nCOMMIT;")
+        except sqlite3.Error:
+            if db.in_transaction:
+                db.rollback()
+            raise
+    if schema_version(db) != SCHEMA_VERSION:
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    db.commit()
 
 
 class Store:
@@ -187,9 +378,8 @@ class Store:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA busy_timeout=2000")
-            self._db.executescript(SCHEMA)
-            self._db.commit()
-        except (sqlite3.Error, OSError) as exc:
+            _migrate(self._db)
+        except (sqlite3.Error, OSError, StoreError) as exc:
             if self._lock is not None:
                 self._lock.close()
             raise StoreError(f"cannot open store {path}: {exc}") from exc
@@ -275,6 +465,12 @@ class Store:
         Raises:
             StoreError: e.g. a duplicate seq (the entry is then not stored).
         """
+        self._write(self._append_stmts(match_id, entry, finished))
+
+    @staticmethod
+    def _append_stmts(match_id: str, entry: JournalEntry,
+                      finished: tuple[float, int | None, str] | None
+                      ) -> list[tuple[str, tuple[Any, ...]]]:
         stmts: list[tuple[str, tuple[Any, ...]]] = [(
             "INSERT INTO journal VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (match_id, entry.seq, entry.kind, entry.seat,
@@ -284,7 +480,7 @@ class Store:
             when, winner, reason = finished
             stmts.append(("UPDATE matches SET status = 'finished', finished = ?, winner = ?, "
                           "reason = ? WHERE id = ?", (when, winner, reason, match_id)))
-        self._write(stmts)
+        return stmts
 
     def load_match(self, match_id: str) -> MatchRecord | None:
         """The stored match (with seats and watchers), or None."""
@@ -316,3 +512,242 @@ class Store:
         return [JournalEntry(seq, kind, seat, None if intent is None else json.loads(intent),
                              reason, by, ts, digest)
                 for seq, kind, seat, intent, reason, by, ts, digest in rows]
+
+    # -- transactions with reads ------------------------------------------
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction: committed on success, else rolled back."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.rollback()
+                raise
+            self._db.commit()
+        except sqlite3.Error as exc:
+            raise StoreError(str(exc)) from exc
+
+    # -- accounts ---------------------------------------------------------
+
+    _ACCOUNT = "SELECT id, key, name, password_hash, bot, created FROM accounts"
+
+    @staticmethod
+    def _account(row: tuple[Any, ...] | None) -> AccountRecord | None:
+        if row is None:
+            return None
+        aid, key, name, password_hash, bot, created = row
+        return AccountRecord(aid, key, name, password_hash, bool(bot), created)
+
+    def create_account(self, key: str, name: str, password_hash: str, now: float,
+                       bot: bool = False) -> AccountRecord | None:
+        """Store a new account; None when an account with this ``key`` exists."""
+        with self._transaction() as db:
+            cur = db.execute("INSERT INTO accounts (key, name, password_hash, bot, created) "
+                             "VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
+                             (key, name, password_hash, int(bot), now))
+            if cur.rowcount == 0:
+                return None
+            aid = cur.lastrowid
+        return AccountRecord(int(aid or 0), key, name, password_hash, bot, now)
+
+    def find_account(self, key: str) -> AccountRecord | None:
+        """The account whose name has this :func:`~server.names.name_key`, or None."""
+        return self._account(self._db.execute(f"{self._ACCOUNT} WHERE key = ?",
+                                              (key,)).fetchone())
+
+    def account(self, account_id: int) -> AccountRecord | None:
+        """The account with this id, or None."""
+        return self._account(self._db.execute(f"{self._ACCOUNT} WHERE id = ?",
+                                              (account_id,)).fetchone())
+
+    def set_password_hash(self, account_id: int, password_hash: str) -> None:
+        """Replace an account's password hash."""
+        self._write([("UPDATE accounts SET password_hash = ? WHERE id = ?",
+                      (password_hash, account_id))])
+
+    def set_account_bot(self, account_id: int, bot: bool) -> None:
+        """Mark an account as a bot's (or not)."""
+        self._write([("UPDATE accounts SET bot = ? WHERE id = ?", (int(bot), account_id))])
+
+    # -- API tokens -------------------------------------------------------
+
+    def add_api_token(self, token_id: str, account_id: int, token_hash: str, label: str,
+                      now: float) -> None:
+        """Store a new API token of an account (only its hash)."""
+        self._write([("INSERT INTO api_tokens VALUES (?, ?, ?, ?, ?, NULL)",
+                      (token_id, account_id, token_hash, label, now))])
+
+    def find_api_token(self, token_hash: str) -> ApiTokenRecord | None:
+        """The token that hashes to ``token_hash``, or None (revoked or never made)."""
+        row = self._db.execute("SELECT id, account, label, created, last_used FROM api_tokens "
+                               "WHERE token_hash = ?", (token_hash,)).fetchone()
+        return ApiTokenRecord(*row) if row else None
+
+    def touch_api_token(self, token_id: str, now: float) -> None:
+        """Record that a token was used to log in at ``now``."""
+        self._write([("UPDATE api_tokens SET last_used = ? WHERE id = ?", (now, token_id))])
+
+    def api_tokens(self, account_id: int) -> list[ApiTokenRecord]:
+        """An account's tokens, oldest first."""
+        rows = self._db.execute("SELECT id, account, label, created, last_used FROM api_tokens "
+                                "WHERE account = ? ORDER BY created, id", (account_id,))
+        return [ApiTokenRecord(*row) for row in rows]
+
+    def revoke_api_token(self, account_id: int, token_id: str) -> bool:
+        """Delete one of an account's tokens; False when it has no such token."""
+        with self._transaction() as db:
+            cur = db.execute("DELETE FROM api_tokens WHERE id = ? AND account = ?",
+                             (token_id, account_id))
+            return cur.rowcount > 0
+
+    # -- sessions of accounts ---------------------------------------------
+
+    def link_session(self, session_id: str, account_id: int) -> None:
+        """Record that a session is logged in as an account (for good)."""
+        self._write([("INSERT OR REPLACE INTO session_accounts VALUES (?, ?)",
+                      (session_id, account_id))])
+
+    def session_account(self, session_id: str) -> int | None:
+        """The account a session is logged in as, or None for a guest's."""
+        row = self._db.execute("SELECT account FROM session_accounts WHERE session = ?",
+                               (session_id,)).fetchone()
+        return int(row[0]) if row else None
+
+    def revoke_session(self, session_id: str) -> None:
+        """Forget a session's resume token (logout): it can no longer be resumed.
+
+        The session's seats and its link to an account stay (match history).
+        """
+        self._write([("DELETE FROM sessions WHERE id = ?", (session_id,))])
+
+    # -- ratings ----------------------------------------------------------
+
+    def mark_rated(self, match_id: str) -> None:
+        """Record that a match is rated."""
+        self._write([("INSERT OR IGNORE INTO rated_matches VALUES (?)", (match_id,))])
+
+    def is_rated(self, match_id: str) -> bool:
+        """True when the match was marked rated."""
+        return self._db.execute("SELECT 1 FROM rated_matches WHERE match = ?",
+                                (match_id,)).fetchone() is not None
+
+    @staticmethod
+    def _standing(db: sqlite3.Connection, account_id: int, game: str) -> Standing:
+        row = db.execute("SELECT rating, rd, volatility, games, wins, losses, draws "
+                         "FROM ratings WHERE account = ? AND game = ?",
+                         (account_id, game)).fetchone()
+        if row is None:
+            return Standing()
+        rating, rd, vol, games, wins, losses, draws = row
+        return Standing(Rating(rating, rd, vol), games, wins, losses, draws)
+
+    def standing(self, account_id: int, game: str) -> Standing:
+        """An account's rating in ``game`` (the initial one before its first rated match)."""
+        return self._standing(self._db, account_id, game)
+
+    def standings(self, account_id: int) -> dict[str, Standing]:
+        """Every game the account has a stored rating in (games never played are absent)."""
+        rows = self._db.execute("SELECT game FROM ratings WHERE account = ?", (account_id,))
+        return {game: self.standing(account_id, game) for (game,) in rows.fetchall()}
+
+    def append_rated(self, match_id: str, entry: JournalEntry,
+                     finished: tuple[float, int | None, str], game: str,
+                     accounts: tuple[int, int], counts: bool
+                     ) -> tuple[RatingChange, RatingChange] | None:
+        """Commit a rated match's last journal entry, finish it and, when it ``counts``
+        (it was not aborted), update both accounts' ratings: all in one transaction.
+
+        Both seats are rated from their ratings before the match
+        (:func:`server.ratings.rate_match`) and each gets a row in the match's rating
+        changes.
+
+        Args:
+            finished: (when, winner, reason), as for :meth:`append`.
+            accounts: seat 0's and seat 1's account ids.
+            counts: False for an aborted match: it is finished but rates nobody.
+
+        Returns:
+            Seat 0's and seat 1's rating changes, or None when the match did not count.
+
+        Raises:
+            StoreError: as :meth:`append`; nothing is stored then.
+        """
+        with self._transaction() as db:
+            for sql, args in self._append_stmts(match_id, entry, finished):
+                db.execute(sql, args)
+            if not counts:
+                return None
+            winner = finished[1]
+            before = [self._standing(db, account, game) for account in accounts]
+            after = rate_match(before[0].rating, before[1].rating, winner)
+            changes = []
+            for seat, (account, standing, new, score) in enumerate(
+                    zip(accounts, before, after, scores(winner), strict=True)):
+                db.execute("INSERT OR REPLACE INTO ratings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           (account, game, new.rating, new.rd, new.volatility,
+                            standing.games + 1, standing.wins + (score == 1.0),
+                            standing.losses + (score == 0.0), standing.draws + (score == 0.5)))
+                old = standing.rating
+                db.execute("INSERT INTO rating_changes VALUES "
+                           "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           (match_id, seat, account, game, score, old.rating, old.rd,
+                            old.volatility, new.rating, new.rd, new.volatility))
+                changes.append(RatingChange(match_id, seat, account, game, score, old, new))
+        return changes[0], changes[1]
+
+    def rating_changes(self, match_id: str) -> list[RatingChange]:
+        """The rating changes a match caused, by seat (empty: unrated or aborted)."""
+        rows = self._db.execute(
+            "SELECT match, seat, account, game, score, rating_before, rd_before, "
+            "volatility_before, rating_after, rd_after, volatility_after "
+            "FROM rating_changes WHERE match = ? ORDER BY seat", (match_id,))
+        return [self._change(row) for row in rows]
+
+    @staticmethod
+    def _change(row: tuple[Any, ...]) -> RatingChange:
+        match, seat, account, game, score, r0, d0, v0, r1, d1, v1 = row
+        return RatingChange(match, seat, account, game, score, Rating(r0, d0, v0),
+                            Rating(r1, d1, v1))
+
+    def leaderboard(self, game: str, limit: int, offset: int = 0) -> list[LeaderboardRow]:
+        """Accounts with at least one rated match of ``game``, best rating first
+        (ties: lower RD first, then by name)."""
+        rows = self._db.execute(
+            "SELECT a.name, a.bot, r.rating, r.rd, r.volatility, r.games, r.wins, r.losses, "
+            "r.draws FROM ratings r JOIN accounts a ON a.id = r.account "
+            "WHERE r.game = ? AND r.games > 0 ORDER BY r.rating DESC, r.rd, a.key "
+            "LIMIT ? OFFSET ?", (game, limit, offset))
+        return [LeaderboardRow(offset + i + 1, name, bool(bot),
+                               Standing(Rating(rating, rd, vol), games, wins, losses, draws))
+                for i, (name, bot, rating, rd, vol, games, wins, losses, draws)
+                in enumerate(rows)]
+
+    _MINE = ("WITH mine (match, seat) AS ("
+             "SELECT st.match, st.seat FROM session_accounts sa "
+             "JOIN seats st ON st.session = sa.session WHERE sa.account = :a "
+             "UNION SELECT match, seat FROM rating_changes WHERE account = :a) ")
+
+    def recent_matches(self, account_id: int, limit: int, offset: int = 0
+                       ) -> tuple[list[RecentMatch], int]:
+        """The finished matches an account sat in, newest first, and how many there are.
+
+        Args:
+            limit, offset: the page (``offset`` matches skipped, at most ``limit`` returned).
+        """
+        args = {"a": account_id, "limit": limit, "offset": offset}
+        total = self._db.execute(
+            self._MINE + "SELECT COUNT(*) FROM mine JOIN matches m ON m.id = mine.match "
+            "WHERE m.status = 'finished'", args).fetchone()[0]
+        rows = self._db.execute(
+            self._MINE + "SELECT m.id, m.game, mine.seat, "
+            "(SELECT o.name FROM seats o WHERE o.match = m.id AND o.seat != mine.seat), "
+            "m.winner, m.reason, m.finished FROM mine JOIN matches m ON m.id = mine.match "
+            "WHERE m.status = 'finished' ORDER BY m.finished DESC, m.id "
+            "LIMIT :limit OFFSET :offset", args).fetchall()
+        out = []
+        for mid, game, seat, opponent, winner, reason, when in rows:
+            change = next((c for c in self.rating_changes(mid) if c.seat == seat), None)
+            out.append(RecentMatch(mid, game, seat, opponent, winner, reason, when, change))
+        return out, int(total)
