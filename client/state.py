@@ -1,0 +1,165 @@
+"""What a client remembers between runs, per server and name.
+
+``cardclient`` and ``cardbot`` keep, for each (server, name) they have played as:
+
+* the resume token of their latest session, so that a client restarted after a
+  Ctrl-C, a crash or a closed terminal takes its seats back;
+* optionally a remembered login: an API token (never a password);
+* the ids of the matches it last sat in, so that it can say which ones it is
+  back in.
+
+Where: ``$XDG_STATE_HOME/cardclient/`` (``~/.local/state/cardclient/`` when the
+variable is unset or not an absolute path), one JSON file per (server, name)
+under ``sessions/``, named by a hash of the two so that no name can reach
+outside the directory. The directory is made 0700 and each file 0600; a file
+is written to a temporary file beside it, flushed to disk and renamed over the
+old one, so a crash leaves either the old or the new contents, never half of
+either. A file that cannot be read (damaged, foreign) counts as nothing
+remembered; it is replaced at the next save.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+APP = "cardclient"
+VERSION = 1
+
+
+def state_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The client's state directory (see the module docstring); not created here."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_STATE_HOME", "")
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".local" / "state"
+    return root / APP
+
+
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    """What is remembered for one (server, name).
+
+    Attributes:
+        resume: the resume token of the latest session, or None.
+        api_token: a remembered login (an API token), or None.
+        matches: ids of the matches the session sat in when last saved.
+    """
+
+    server: str
+    name: str
+    resume: str | None = None
+    api_token: str | None = None
+    matches: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": VERSION, "server": self.server, "name": self.name,
+                "resume": self.resume, "api_token": self.api_token,
+                "matches": list(self.matches)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Remembered:
+        """Raises: ValueError: not a file this module wrote."""
+        if not isinstance(data, dict) or data.get("version") != VERSION:
+            raise ValueError("not a cardclient state file")
+        server, name = data.get("server"), data.get("name")
+        resume, api_token = data.get("resume"), data.get("api_token")
+        matches = data.get("matches", [])
+        if not (isinstance(server, str) and isinstance(name, str)
+                and isinstance(resume, str | None) and isinstance(api_token, str | None)
+                and isinstance(matches, list) and all(isinstance(m, str) for m in matches)):
+            raise ValueError("a field of the state file has the wrong type")
+        return cls(server, name, resume, api_token, tuple(matches))
+
+
+class ClientState:
+    """The remembered state of every (server, name) under one directory.
+
+    Raises (the writing methods):
+        OSError: the directory or file cannot be written.
+    """
+
+    def __init__(self, root: Path | None = None) -> None:
+        """Args: root: the state directory (default :func:`state_dir`)."""
+        self.root = state_dir() if root is None else Path(root)
+
+    def path(self, server: str, name: str) -> Path:
+        """The file that holds (server, name)."""
+        digest = hashlib.sha256(json.dumps([server, name]).encode("utf-8")).hexdigest()
+        return self.root / "sessions" / f"{digest[:32]}.json"
+
+    def load(self, server: str, name: str) -> Remembered:
+        """What is remembered for (server, name); an empty record when nothing is."""
+        try:
+            with open(self.path(server, name), encoding="utf-8") as handle:
+                found = Remembered.from_json(json.load(handle))
+        except (OSError, ValueError):
+            return Remembered(server, name)
+        if (found.server, found.name) != (server, name):
+            return Remembered(server, name)
+        return found
+
+    def save(self, remembered: Remembered) -> None:
+        """Replace what is remembered for ``remembered``'s (server, name), atomically."""
+        target = self.path(remembered.server, remembered.name)
+        _private_dir(self.root)
+        _private_dir(target.parent)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=target.parent)
+        try:
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(remembered.to_json(), handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        _fsync_dir(target.parent)
+
+    def update(self, server: str, name: str, **changes: Any) -> Remembered:
+        """Load, change the given fields (``resume``, ``api_token``, ``matches``), save.
+
+        Returns:
+            The record as saved.
+        """
+        if "matches" in changes:
+            changes["matches"] = tuple(changes["matches"])
+        new = replace(self.load(server, name), **changes)
+        self.save(new)
+        return new
+
+    def forget(self, server: str, name: str) -> bool:
+        """Forget everything about (server, name); True if something was remembered."""
+        try:
+            os.unlink(self.path(server, name))
+        except FileNotFoundError:
+            return False
+        return True
+
+
+def _private_dir(path: Path) -> None:
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_mode & 0o077:
+        os.chmod(path, 0o700)
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a rename in ``path`` durable (best effort: not every system allows it)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
