@@ -187,3 +187,76 @@ def counts(journal: Iterable[JournalRow], seats: int = 2) -> bool:
     """
     played = {row.seat for row in journal if row.kind == "intent" and row.by in PLAYED_BY}
     return played >= set(range(seats))
+
+
+# -- rated matchmaking ------------------------------------------------------
+
+#: The rating window of a rated queue: a seeker who has waited ``t`` seconds accepts
+#: opponents within ``WINDOW_BASE + WINDOW_GROWTH * t`` rating points of their own.
+WINDOW_BASE = 100.0
+WINDOW_GROWTH = 20.0
+#: How many neighbours in rating order each seeker is compared with (bounds the work
+#: of one pairing pass to O(n log n) however long the queue).
+NEIGHBOURS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Seeker:
+    """One entry of a rated queue.
+
+    Attributes:
+        ref: the caller's handle (a session), returned in the pairs.
+        account: the account id; two seekers of one account are never paired.
+        rating: the account's rating in the queue's game.
+        since: when it started waiting (the caller's clock).
+        options: the game options asked for, as a hashable value (equal ones pair).
+    """
+
+    ref: object
+    account: int
+    rating: float
+    since: float
+    options: object = None
+
+
+def pairing_window(waited: float) -> float:
+    """The rating window (points either side) of a seeker who waited ``waited`` s."""
+    return WINDOW_BASE + WINDOW_GROWTH * max(waited, 0.0)
+
+
+def pair_seekers(seekers: Sequence[Seeker], now: float) -> list[tuple[Seeker, Seeker]]:
+    """Pairs to start now: the closest ratings first, each within both seekers' windows.
+
+    Two seekers pair when they asked for equal options, belong to different
+    accounts, and their rating gap is within the window of each of them
+    (:func:`pairing_window`). Among such pairs the smallest gap goes first (ties:
+    the one who waited longest); each seeker is in at most one pair. Seekers left
+    over wait on; their windows widen, so a later call may pair them.
+
+    Returns:
+        The pairs, the longer-waiting seeker of each first.
+    """
+    groups: dict[object, list[Seeker]] = {}
+    for seeker in seekers:
+        groups.setdefault(seeker.options, []).append(seeker)
+    candidates: list[tuple[float, float, int, int, Seeker, Seeker]] = []
+    for group in groups.values():
+        group.sort(key=lambda s: s.rating)
+        for i, a in enumerate(group):
+            for b in group[i + 1:i + 1 + NEIGHBOURS]:
+                gap = b.rating - a.rating
+                if a.account == b.account:
+                    continue
+                if gap > min(pairing_window(now - a.since), pairing_window(now - b.since)):
+                    continue
+                first, second = (a, b) if a.since <= b.since else (b, a)
+                candidates.append((gap, first.since, id(first), id(second), first, second))
+    candidates.sort(key=lambda c: c[:2])
+    taken: set[int] = set()
+    pairs = []
+    for _, _, ia, ib, first, second in candidates:
+        if ia in taken or ib in taken:
+            continue
+        taken.update((ia, ib))
+        pairs.append((first, second))
+    return pairs

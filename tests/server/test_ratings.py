@@ -9,7 +9,10 @@ from hypothesis import strategies as st
 from server.ratings import (
     PROVISIONAL_RD,
     Rating,
+    Seeker,
     counts,
+    pair_seekers,
+    pairing_window,
     rate_match,
     scores,
     update,
@@ -102,3 +105,41 @@ def test_counts_only_when_each_seat_played() -> None:
     assert not counts([row(1, "intent", 0), row(2, "intent", 1, "timer"),
                        row(3, "forfeit", 1, "timer")])
     assert not counts([])
+
+
+def test_pairing_takes_the_closest_ratings_within_the_window() -> None:
+    a = Seeker("a", 1, 1500, since=0.0)
+    b = Seeker("b", 2, 1580, since=0.0)
+    c = Seeker("c", 3, 1530, since=0.0)
+    d = Seeker("d", 4, 1900, since=0.0)
+    pairs = pair_seekers([a, b, c, d], now=0.0)
+    assert [(x.ref, y.ref) for x, y in pairs] == [("a", "c")]
+    # d is 320 points above b: both windows reach it after (320 - 100) / 20 = 11 s
+    assert [(x.ref, y.ref) for x, y in pair_seekers([b, d], now=10.9)] == []
+    assert [(x.ref, y.ref) for x, y in pair_seekers([b, d], now=11.0)] == [("b", "d")]
+    # the newcomer's narrow window counts too
+    late = Seeker("late", 5, 1900, since=10.0)
+    assert pair_seekers([b, late], now=11.0) == []
+
+
+def test_pairing_never_pairs_an_account_with_itself_nor_different_options() -> None:
+    same = [Seeker("a1", 1, 1500, 0.0), Seeker("a2", 1, 1500, 0.0)]
+    assert pair_seekers(same, now=100.0) == []
+    apart = [Seeker("x", 1, 1500, 0.0, "cap=10"), Seeker("y", 2, 1500, 0.0, "cap=20")]
+    assert pair_seekers(apart, now=100.0) == []
+    three = same + [Seeker("b", 2, 1510, 5.0)]
+    assert [(x.ref, y.ref) for x, y in pair_seekers(three, now=5.0)] == [("a1", "b")]
+
+
+@given(st.lists(st.tuples(st.integers(1, 6), st.floats(1000, 2000), st.floats(0, 30)),
+                max_size=30), st.floats(0, 60))
+def test_pairing_properties(entries: list[tuple[int, float, float]], now: float) -> None:
+    seekers = [Seeker(i, acc, rating, min(since, now)) for i, (acc, rating, since)
+               in enumerate(entries)]
+    pairs = pair_seekers(seekers, now)
+    refs = [s.ref for pair in pairs for s in pair]
+    assert len(refs) == len(set(refs))
+    for x, y in pairs:
+        assert x.account != y.account and x.since <= y.since
+        gap = abs(x.rating - y.rating)
+        assert gap <= pairing_window(now - x.since) and gap <= pairing_window(now - y.since)
