@@ -1,0 +1,94 @@
+"""Profiles and leaderboards as the protocol sends them, built from the store.
+
+Synchronous and without side effects: each function reads the store and returns
+the wire value (plain maps, lists, numbers and strings), so the lobby only adds
+the ``ok`` around it and ``cardserver leaderboard`` prints the same rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from server.names import name_key
+from server.store import LeaderboardRow, RecentMatch, Standing, Store
+
+DEFAULT_RECENT = 10
+MAX_RECENT = 50
+DEFAULT_BOARD = 20
+MAX_BOARD = 100
+
+
+def standing_wire(standing: Standing) -> dict[str, Any]:
+    """One game's rating as ``profile.ratings[game]`` carries it."""
+    r = standing.rating
+    return {"rating": r.rating, "rd": r.rd, "volatility": r.volatility,
+            "games": standing.games, "wins": standing.wins, "losses": standing.losses,
+            "draws": standing.draws, "provisional": r.provisional}
+
+
+def recent_wire(recent: RecentMatch) -> dict[str, Any]:
+    """One of ``profile.recent``: a finished match from the account's side."""
+    entry: dict[str, Any] = {"match": recent.match, "game": recent.game, "seat": recent.seat,
+                             "opponent": recent.opponent, "result": recent.result,
+                             "reason": recent.reason, "finished": recent.finished,
+                             "rated": recent.change is not None}
+    if recent.change is not None:
+        entry["rating_before"] = recent.change.before.rating
+        entry["rating_after"] = recent.change.after.rating
+        entry["rating_change"] = recent.change.delta
+    return entry
+
+
+def profile(store: Store, name: str, games: Iterable[str], limit: int = DEFAULT_RECENT,
+            offset: int = 0) -> dict[str, Any]:
+    """The ``profile`` of ``name``: its account's ratings in every game (initial values
+    for a game it never played rated) and a page of its recent matches.
+
+    A name no account has is a guest's: ``registered`` false, no ratings, no matches.
+
+    Args:
+        games: every game the server offers (each gets a ``ratings`` entry).
+        limit, offset: the page of ``recent`` (newest first); ``recent_total`` counts all.
+    """
+    account = store.find_account(name_key(name))
+    if account is None:
+        return {"name": name, "registered": False, "bot": False, "ratings": {},
+                "recent": [], "recent_total": 0}
+    stored = store.standings(account.id)
+    ratings = {game: standing_wire(stored.get(game, Standing())) for game in games}
+    recent, total = store.recent_matches(account.id, limit, offset)
+    return {"name": account.name, "registered": True, "bot": account.bot,
+            "ratings": ratings, "recent": [recent_wire(r) for r in recent],
+            "recent_total": total}
+
+
+def board_entry(row: LeaderboardRow) -> dict[str, Any]:
+    """One of ``leaderboard``'s ``entries``."""
+    r = row.standing.rating
+    return {"rank": row.rank, "name": row.name, "rating": r.rating, "rd": r.rd,
+            "games": row.standing.games, "wins": row.standing.wins,
+            "losses": row.standing.losses, "draws": row.standing.draws,
+            "provisional": r.provisional, "bot": row.bot}
+
+
+def leaderboard(store: Store, game: str, limit: int = DEFAULT_BOARD,
+                offset: int = 0) -> list[dict[str, Any]]:
+    """``leaderboard`` entries of ``game``, best first: every account with at least one
+    rated match of it (provisional ones included, marked so)."""
+    return [board_entry(row) for row in store.leaderboard(game, limit, offset)]
+
+
+def board_text(entries: list[dict[str, Any]]) -> str:
+    """The leaderboard as a plain-text table (``cardserver leaderboard``)."""
+    lines = [f"{'rank':>4}  {'name':<32} {'rating':>7} {'rd':>6} {'games':>5}  w/l/d"]
+    for e in entries:
+        mark = "?" if e["provisional"] else " "
+        name = e["name"] + (" (bot)" if e["bot"] else "")
+        lines.append(f"{e['rank']:>4}  {name:<32} {e['rating']:>7.1f}{mark}{e['rd']:>6.1f} "
+                     f"{e['games']:>5}  {e['wins']}/{e['losses']}/{e['draws']}")
+    if not entries:
+        lines.append("(no rated matches yet)")
+    else:
+        lines.append("? provisional: RD above 110")
+    return "\n".join(lines)
