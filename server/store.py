@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -458,14 +458,19 @@ class Store:
                                         ("watchers", "match"), ("journal", "match"))])
 
     def append(self, match_id: str, entry: JournalEntry,
-               finished: tuple[float, int | None, str] | None = None) -> None:
+               finished: tuple[float, int | None, str] | None = None,
+               ratings: Sequence[RatingChange] = ()) -> None:
         """Commit one journal entry; with ``finished=(when, winner, reason)`` also
-        mark the match finished in the same transaction.
+        mark the match finished, and store the ``ratings`` it changes (from
+        :meth:`rate`), all in the same transaction.
 
         Raises:
-            StoreError: e.g. a duplicate seq (the entry is then not stored).
+            StoreError: e.g. a duplicate seq (then nothing is stored).
         """
-        self._write(self._append_stmts(match_id, entry, finished))
+        stmts = self._append_stmts(match_id, entry, finished)
+        for change in ratings:
+            stmts += self._rating_stmts(change)
+        self._write(stmts)
 
     @staticmethod
     def _append_stmts(match_id: str, entry: JournalEntry,
@@ -652,50 +657,39 @@ class Store:
         rows = self._db.execute("SELECT game FROM ratings WHERE account = ?", (account_id,))
         return {game: self.standing(account_id, game) for (game,) in rows.fetchall()}
 
-    def append_rated(self, match_id: str, entry: JournalEntry,
-                     finished: tuple[float, int | None, str], game: str,
-                     accounts: tuple[int, int], counts: bool
-                     ) -> tuple[RatingChange, RatingChange] | None:
-        """Commit a rated match's last journal entry, finish it and, when it ``counts``
-        (it was not aborted), update both accounts' ratings: all in one transaction.
+    def rate(self, match_id: str, game: str, accounts: tuple[int, int],
+             winner: int | None) -> tuple[RatingChange, RatingChange]:
+        """What a rated match's result does to both accounts' ratings, from their
+        ratings as stored now (:func:`server.ratings.rate_match`); writes nothing.
 
-        Both seats are rated from their ratings before the match
-        (:func:`server.ratings.rate_match`) and each gets a row in the match's rating
-        changes.
+        Pass the result to :meth:`append` with the match's last journal entry.
 
         Args:
-            finished: (when, winner, reason), as for :meth:`append`.
             accounts: seat 0's and seat 1's account ids.
-            counts: False for an aborted match: it is finished but rates nobody.
-
-        Returns:
-            Seat 0's and seat 1's rating changes, or None when the match did not count.
-
-        Raises:
-            StoreError: as :meth:`append`; nothing is stored then.
+            winner: 0, 1 or None (a draw).
         """
-        with self._transaction() as db:
-            for sql, args in self._append_stmts(match_id, entry, finished):
-                db.execute(sql, args)
-            if not counts:
-                return None
-            winner = finished[1]
-            before = [self._standing(db, account, game) for account in accounts]
-            after = rate_match(before[0].rating, before[1].rating, winner)
-            changes = []
-            for seat, (account, standing, new, score) in enumerate(
-                    zip(accounts, before, after, scores(winner), strict=True)):
-                db.execute("INSERT OR REPLACE INTO ratings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                           (account, game, new.rating, new.rd, new.volatility,
-                            standing.games + 1, standing.wins + (score == 1.0),
-                            standing.losses + (score == 0.0), standing.draws + (score == 0.5)))
-                old = standing.rating
-                db.execute("INSERT INTO rating_changes VALUES "
-                           "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                           (match_id, seat, account, game, score, old.rating, old.rd,
-                            old.volatility, new.rating, new.rd, new.volatility))
-                changes.append(RatingChange(match_id, seat, account, game, score, old, new))
-        return changes[0], changes[1]
+        before = [self.standing(account, game).rating for account in accounts]
+        after = rate_match(before[0], before[1], winner)
+        s0, s1 = scores(winner)
+        return (RatingChange(match_id, 0, accounts[0], game, s0, before[0], after[0]),
+                RatingChange(match_id, 1, accounts[1], game, s1, before[1], after[1]))
+
+    @staticmethod
+    def _rating_stmts(change: RatingChange) -> list[tuple[str, tuple[Any, ...]]]:
+        new, old, score = change.after, change.before, change.score
+        won, lost, drew = int(score == 1.0), int(score == 0.0), int(score == 0.5)
+        return [
+            ("INSERT INTO ratings VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?) "
+             "ON CONFLICT (account, game) DO UPDATE SET rating = excluded.rating, "
+             "rd = excluded.rd, volatility = excluded.volatility, games = games + 1, "
+             "wins = wins + excluded.wins, losses = losses + excluded.losses, "
+             "draws = draws + excluded.draws",
+             (change.account, change.game, new.rating, new.rd, new.volatility,
+              won, lost, drew)),
+            ("INSERT INTO rating_changes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             (change.match, change.seat, change.account, change.game, score, old.rating,
+              old.rd, old.volatility, new.rating, new.rd, new.volatility)),
+        ]
 
     def rating_changes(self, match_id: str) -> list[RatingChange]:
         """The rating changes a match caused, by seat (empty: unrated or aborted)."""

@@ -23,8 +23,8 @@ def _store_with_one_rated_match() -> Store:
                                    seats=[SeatRecord(0, "sAlice", "Alice"),
                                           SeatRecord(1, "srobo", "robo")]))
     store.mark_rated("m1")
-    store.append_rated("m1", JournalEntry(1, "resign", 1), (2.0, 0, "resign"), "war",
-                       (ids[0], ids[1]), counts=True)
+    store.append("m1", JournalEntry(1, "resign", 1), (2.0, 0, "resign"),
+                 store.rate("m1", "war", (ids[0], ids[1]), 0))
     return store
 
 

@@ -175,7 +175,7 @@ def _rated_match(store: Store, match_id: str, sessions: tuple[str, str],
     store.mark_rated(match_id)
 
 
-def test_a_rated_finish_updates_both_ratings_in_one_transaction() -> None:
+def test_a_rated_finish_stores_both_ratings_with_the_journal() -> None:
     store = Store(":memory:")
     a = store.create_account("alice", "alice", "h", 0.0)
     b = store.create_account("bob", "bob", "h", 0.0)
@@ -186,9 +186,8 @@ def test_a_rated_finish_updates_both_ratings_in_one_transaction() -> None:
     _rated_match(store, "m1", ("sa", "sb"), ("alice", "bob"), 1.0)
     assert store.is_rated("m1") and store.standing(a.id, "war") == store.standing(b.id, "war")
     store.append("m1", JournalEntry(1, "intent", 0, {"type": "flip"}))
-    changes = store.append_rated("m1", JournalEntry(2, "resign", 1), (2.0, 0, "resign"),
-                                 "war", (a.id, b.id), counts=True)
-    assert changes is not None
+    changes = store.rate("m1", "war", (a.id, b.id), 0)
+    store.append("m1", JournalEntry(2, "resign", 1), (2.0, 0, "resign"), changes)
     want_a, want_b = rate_match(Rating(), Rating(), 0)
     assert (changes[0].after, changes[1].after) == (want_a, want_b)
     assert store.standing(a.id, "war").rating == want_a
@@ -199,12 +198,12 @@ def test_a_rated_finish_updates_both_ratings_in_one_transaction() -> None:
     # a second match: both from their ratings after the first; a duplicate seq stores nothing
     _rated_match(store, "m2", ("sb", "sa"), ("bob", "alice"), 3.0)
     with pytest.raises(StoreError):
-        store.append_rated("m1", JournalEntry(2, "resign", 1), (4.0, 0, "resign"), "war",
-                           (b.id, a.id), counts=True)
+        store.append("m1", JournalEntry(2, "resign", 1), (4.0, 0, "resign"),
+                     store.rate("m1", "war", (b.id, a.id), 0))
     assert store.standing(a.id, "war").games == 1
-    changes = store.append_rated("m2", JournalEntry(1, "resign", 0), (4.0, None, "draw"),
-                                 "war", (b.id, a.id), counts=True)
-    assert changes is not None
+    changes = store.rate("m2", "war", (b.id, a.id), None)
+    assert changes[0].before == want_b and changes[1].before == want_a
+    store.append("m2", JournalEntry(1, "resign", 0), (4.0, None, "draw"), changes)
     want_b2, want_a2 = rate_match(want_b, want_a, None)
     assert store.standing(a.id, "war").rating == want_a2
     assert store.standing(b.id, "war").rating == want_b2
@@ -212,8 +211,7 @@ def test_a_rated_finish_updates_both_ratings_in_one_transaction() -> None:
 
     # an aborted match finishes but rates nobody
     _rated_match(store, "m3", ("sa", "sb"), ("alice", "bob"), 5.0)
-    assert store.append_rated("m3", JournalEntry(1, "resign", 0), (6.0, 1, "resign"), "war",
-                              (a.id, b.id), counts=False) is None
+    store.append("m3", JournalEntry(1, "resign", 0), (6.0, 1, "resign"))
     assert store.standing(a.id, "war").games == 2 and store.rating_changes("m3") == []
 
     board = store.leaderboard("war", 10)
