@@ -107,10 +107,33 @@ CODES: dict[str, CodeInfo] = {
     "not_your_turn": CodeInfo(_N, False, "the seat has nothing to do now"),
     "illegal_intent": CodeInfo(
         _N, False, "the intent is not one of the seat's legal intents"),
+    # --- accounts and ratings (1.1) ---
+    "bad_name": CodeInfo(
+        _N, False, "the name breaks the name rules (blank, invisible, bidirectional or "
+        "control characters, mixed scripts, a \"(bot)\" suffix...; the message says which); "
+        "fatal in `hello`"),
+    "name_taken": CodeInfo(
+        _N, False, "the name (or a look-alike of it) belongs to a registered account: log in "
+        "with `hello.auth`, or choose another; fatal in `hello`"),
+    "bad_password": CodeInfo(_N, False, "`register`/`change_password`: the password is empty "
+                             "or longer than 1024 characters"),
+    "bad_credentials": CodeInfo(
+        _N, False, "`hello.auth` (fatal) or `change_password.old`: wrong name, password or API "
+        "token"),
+    "not_registered": CodeInfo(
+        _N, False, "the request needs an account (`rated`, tokens, `set_bot`, "
+        "`change_password`) and the session is a guest's"),
+    "already_registered": CodeInfo(
+        _N, False, "`register` from a session that is logged in already"),
+    "no_such_token": CodeInfo(_N, False, "`token_revoke` names no token of this account"),
+    "too_many_tokens": CodeInfo(_N, False, "`token_create`: the account has 32 tokens"),
+    "logged_out": CodeInfo(
+        _N, True, "the session logged out; its resume token is revoked (as a `bye` reason)"),
     # --- flow control and liveness ---
     "rate_limited": CodeInfo(
         _N, False, "too many requests; this one was dropped (not run). Persistent abuse: "
-        "`bye` `rate_limited`"),
+        "`bye` `rate_limited`. Also too many failed logins or registrations (fatal in "
+        "`hello`)"),
     "heartbeat_timeout": CodeInfo(
         _R, True, "the peer stayed silent past the heartbeat bound (as a `bye` reason)"),
     "slow_consumer": CodeInfo(

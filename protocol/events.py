@@ -41,6 +41,7 @@ from protocol.registry import (
     validate,
 )
 from protocol.schema import (
+    AUTH,
     CHAT_TEXT,
     EVENT,
     GAME,
@@ -66,6 +67,7 @@ from protocol.schema import (
     Bool,
     Data,
     Enum,
+    F,
     Int,
     ListOf,
     Nullable,
@@ -107,6 +109,7 @@ class Hello(Event):
     client: str = req(Str(0, 64), "client software and version")
     resume: str | None = opt(TOKEN, "resume token from an earlier welcome")
     id: int | None = opt(REQ_ID, _ID_DOC)
+    auth: dict[str, Any] | None = opt(AUTH, "log in: {password} or {api_token}")
 
 
 @register("games", TO_SERVER, request=True)
@@ -137,6 +140,7 @@ class Create(Event):
     seat: int | None = opt(SEAT)
     turn_timer: int | None = opt(Int(0, 3600), "seconds per turn, 0 = off")
     abandon: str | None = opt(Enum(("forfeit", "bot")))
+    rated: bool | None = opt(Bool(), "a rated match (accounts only)")
     id: int | None = opt(REQ_ID, _ID_DOC)
 
 
@@ -175,6 +179,7 @@ class Queue(Event):
 
     game: str = req(GAME)
     options: dict[str, Any] | None = opt(OPTIONS)
+    rated: bool | None = opt(Bool(), "the rated queue (accounts only)")
     id: int | None = opt(REQ_ID, _ID_DOC)
 
 
@@ -227,6 +232,95 @@ class ChatRequest(Event):
     id: int | None = opt(REQ_ID, _ID_DOC)
 
 
+@register("register", TO_SERVER, request=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Register(Event):
+    """Register the session's current name as an account with a password."""
+
+    password: str = req(Str(0, 1024))
+    bot: bool | None = opt(Bool(), "the account is a bot's")
+    id: int | None = opt(REQ_ID, _ID_DOC)
+
+
+@register("logout", TO_SERVER, request=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Logout(Event):
+    """Revoke the session's resume token; the server then closes the connection."""
+
+    id: int | None = opt(REQ_ID, _ID_DOC)
+
+
+@register("change_password", TO_SERVER, request=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChangePassword(Event):
+    """Replace the account's password."""
+
+    old: str = req(Str(0, 1024))
+    new: str = req(Str(0, 1024))
+    id: int | None = opt(REQ_ID, _ID_DOC)
+
+
+@register("token_create", TO_SERVER, request=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenCreate(Event):
+    """Create an API token for the account (for ``hello.auth.api_token``)."""
+
+    label: str | None = opt(Str(1, 64), "what the token is for")
+    id: int | None = opt(REQ_ID, _ID_DOC)
+
+
+@register("tokens", TO_SERVER, request=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListTokens(Event):
+    """List the account's API tokens (never the tokens themselves)."""
+
+    id: int | None = opt(REQ_ID, _ID_DOC)
+
+
+@register("token_revoke", TO_SERVER, request=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenRevoke(Event):
+    """Revoke one of the account's API tokens (by its id)."""
+
+    token: str = req(Str(1, 64), "the token's id")
+    id: int | None = opt(REQ_ID, _ID_DOC)
+
+
+@register("set_bot", TO_SERVER, request=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetBot(Event):
+    """Mark the account as a bot's, or not."""
+
+    bot: bool = req(Bool())
+    id: int | None = opt(REQ_ID, _ID_DOC)
+
+
+@register("profile", TO_SERVER, request=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProfileRequest(Event):
+    """A name's profile: account, ratings, a page of recent matches."""
+
+    name: str | None = opt(NAME, "default: your own")
+    limit: int | None = opt(Int(1, 50), "recent matches per page")
+    offset: int | None = opt(Int(0, 2**63 - 1), "recent matches to skip")
+    id: int | None = opt(REQ_ID, _ID_DOC)
+
+
+@register("leaderboard", TO_SERVER, request=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaderboardRequest(Event):
+    """A page of a game's leaderboard, best first."""
+
+    game: str = req(GAME)
+    limit: int | None = opt(Int(1, 100))
+    offset: int | None = opt(Int(0, 2**63 - 1))
+    id: int | None = opt(REQ_ID, _ID_DOC)
+
+
+#: An account as ``welcome.account`` and the account replies carry it.
+ACCOUNT = Struct({"name": F(Str(1, 64)), "bot": F(Bool())})
+
+
 # --------------------------------------------------------------------------- server -> client
 
 
@@ -242,6 +336,7 @@ class Welcome(Event):
     name: str = req(Str(1, 64))
     resumed: bool = req(Bool())
     limits: dict[str, Any] = req(LIMITS)
+    account: dict[str, Any] | None = opt(ACCOUNT, "the account logged in (absent: a guest)")
 
 
 @register("ok", TO_CLIENT)
@@ -257,6 +352,15 @@ class Ok(Event):
     matches: list[dict[str, Any]] | None = opt(ListOf(SUMMARY, 0, 10000))
     queues: dict[str, Any] | None = opt(
         Data(max_depth=1, max_items=64, max_str=64, scalars_only=True))
+    rated_queues: dict[str, Any] | None = opt(
+        Data(max_depth=1, max_items=64, max_str=64, scalars_only=True))
+    rated: bool | None = opt(Bool())
+    account: dict[str, Any] | None = opt(ACCOUNT)
+    profile: dict[str, Any] | None = opt(Data(max_depth=4, max_items=2048, max_str=256))
+    entries: list[dict[str, Any]] | None = opt(ListOf(Data(max_depth=1, max_items=16), 0, 100))
+    tokens: list[dict[str, Any]] | None = opt(ListOf(Data(max_depth=1, max_items=8), 0, 64))
+    token: dict[str, Any] | None = opt(Data(max_depth=1, max_items=8))
+    api_token: str | None = opt(TOKEN, "a new API token (sent once)")
     id: int | None = opt(REQ_ID, _ID_DOC)
 
 
@@ -349,5 +453,7 @@ __all__ = [
     "AutoFlip", "Bye", "Chat", "ChatRequest", "Create", "Error", "Event", "FieldSpec", "Hello",
     "Intent", "Join", "Leave", "ListGames", "ListMatches", "Ok", "Ping", "Pong", "Presence",
     "Queue", "Resign", "Snapshot", "Unqueue", "Watch", "Welcome",
+    "ChangePassword", "LeaderboardRequest", "ListTokens", "Logout", "ProfileRequest",
+    "Register", "SetBot", "TokenCreate", "TokenRevoke",
     "describe", "from_wire", "opt", "outgoing", "req", "validate",
 ]

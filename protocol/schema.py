@@ -391,12 +391,18 @@ EVENT = Data(max_depth=8, max_items=1024, max_str=1024)
 LEGAL_INTENT = Data(max_depth=4, max_items=64, max_str=64)
 TIME = Num(0)
 
+#: A rating value on the wire (Glicko scale; finite).
+RATING = Num()
 PLAYER = Struct(
     {
         "seat": F(SEAT),
         "name": F(Nullable(Str(0, 64))),
         "connected": F(Bool()),
         "bot": F(Nullable(Str(0, 64))),
+        "registered": F(Bool(), required=False, doc="the seat's player has an account"),
+        "account_bot": F(Bool(), required=False, doc="that account is a bot's"),
+        "rating": F(RATING, required=False, doc="rating in this game (rated matches)"),
+        "provisional": F(Bool(), required=False, doc="that rating's RD is above 110"),
     }
 )
 OPTION_SPEC = Struct(
@@ -427,6 +433,7 @@ SUMMARY = Struct(
         "players": F(ListOf(PLAYER, 0, 16)),
         "spectators": F(Int(0, MAX_ID)),
         "created": F(TIME),
+        "rated": F(Bool(), required=False),
     }
 )
 LIMITS = Struct(
@@ -440,6 +447,35 @@ LIMITS = Struct(
         "handshake_timeout": F(Num(0)),
     }
 )
-RESULT = Struct({"winner": F(Nullable(SEAT)), "reason": F(Str(0, 64))})
+RATING_CHANGE = Struct(
+    {
+        "seat": F(SEAT),
+        "name": F(Str(0, 64)),
+        "rating_before": F(RATING),
+        "rating_after": F(RATING),
+        "rd_before": F(RATING),
+        "rd_after": F(RATING),
+        "volatility_after": F(RATING),
+        "change": F(RATING),
+    }
+)
+RESULT = Struct(
+    {
+        "winner": F(Nullable(SEAT)),
+        "reason": F(Str(0, 64)),
+        "rated": F(Bool(), required=False, doc="the match was rated"),
+        "ratings": F(ListOf(RATING_CHANGE, 0, 16), required=False,
+                     doc="what it did to each seat's rating (empty: aborted)"),
+    }
+)
+#: ``hello.auth``: exactly one of the two (the server checks that).
+AUTH = Struct(
+    {
+        "password": F(Str(1, 1024), required=False),
+        "api_token": F(Str(1, 256), required=False),
+    }
+)
+#: Free-form maps the account replies carry (profiles, leaderboard rows, tokens).
+ACCOUNT_DATA = Data(max_depth=4, max_items=256, max_str=256)
 REVEAL = Struct({"seed": F(Str(0, 128)), "salt": F(Str(0, 256))})
 VERSION = Int(0, 65535)

@@ -84,6 +84,8 @@ class ClientConnection:
         self.config = server.config
         self.stream = stream
         self.peer = peer
+        #: the peer's host without the port (login limits count per address)
+        self.host = peer.rsplit(":", 1)[0] if ":" in peer else peer
         self.conn = Connection("server", max_frame=self.config.max_frame)
         self._out_send, self._out_recv = trio.open_memory_channel[Message](
             self.config.outbox_size)
@@ -243,15 +245,19 @@ class ClientConnection:
                 session = lobby.resume(hello.resume)
                 token = hello.resume
             else:
-                session, token = lobby.new_session(hello.name)
+                account = await lobby.authenticate(hello.name, hello.auth, self.host)
+                session, token = lobby.new_session(hello.name, account)
         except ProtocolError as exc:
             _log_if_ours(exc, "handshake")
             self._close(exc.to_event(hello.id), f"handshake failed: {exc.code}")
             return False
         self.session = session
+        session.address = self.host
+        account = None if session.account is None else {"name": session.account.name,
+                                                         "bot": session.account.bot}
         self.push(Welcome(protocol=version, server=f"cardserver/{__version__}",
                           session=session.id, token=token, name=session.name,
-                          resumed=resumed, limits=self.config.limits()))
+                          resumed=resumed, limits=self.config.limits(), account=account))
         log.info("connection %s: session %s (%s) %s", self.peer, session.id, session.name,
                  "resumed" if resumed else "started")
         return True

@@ -8,6 +8,7 @@ engine state.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import secrets
 import time
@@ -20,20 +21,25 @@ from engine.core import RuleError
 from engine.registry import game_names, get_game
 from protocol import events as ev
 from protocol.errors import Refusal, RemoteProtocolError
-from server import tokens
+from server import ratings, tokens
+from server.account_requests import ACCOUNT_ROUTES
+from server.accounts import AccountError, Accounts
 from server.config import ServerConfig
 from server.match import commands as cmd
 from server.match.bots import new_strategy, strategy_names
 from server.match.task import Match, MatchClosed, MatchContext
+from server.profiles import player_extras
 from server.replay import ReplayError
 from server.session import Outbox, Session
-from server.store import Store
+from server.store import AccountRecord, Store
 
 log = logging.getLogger("cardserver.lobby")
 
 #: Most summaries in one ``matches`` reply (waiting first, then newest), so the
 #: reply stays far below the client's frame limit.
 MAX_LISTED = 1000
+#: Seconds between two looks at the rated queues (their windows widen meanwhile).
+PAIRING_INTERVAL = 1.0
 
 
 class Lobby:
@@ -46,6 +52,10 @@ class Lobby:
         self.matches: dict[str, Match] = {}
         #: game -> waiting entries (session, normalized options), oldest first
         self.queues: dict[str, list[tuple[Session, dict[str, Any]]]] = {}
+        #: game -> rated queue, oldest first (see :func:`server.ratings.pair_seekers`)
+        self.rated_queues: dict[str, list[ratings.Seeker]] = {}
+        self.accounts = Accounts(store)
+        self._someone_rated = trio.Event()
         self._nursery: trio.Nursery | None = None
         self.ctx = MatchContext(
             store=store, config=config,
@@ -57,8 +67,10 @@ class Lobby:
     # -- life cycle -------------------------------------------------------
 
     async def start(self, nursery: trio.Nursery) -> None:
-        """Run match tasks in ``nursery``; rebuild every unfinished stored match."""
+        """Run match tasks in ``nursery``; rebuild every unfinished stored match;
+        pair the rated queues once a second."""
         self._nursery = nursery
+        nursery.start_soon(self._pairing_loop)
         for rec in self.store.unfinished_matches():
             try:
                 match = Match.restore(self.ctx, rec, self._session_for)
@@ -73,8 +85,13 @@ class Lobby:
     def _session_for(self, session_id: str, name: str) -> Session:
         session = self.sessions.get(session_id)
         if session is None:
-            session = self.sessions[session_id] = Session(session_id, name)
+            session = self.sessions[session_id] = Session(session_id, name,
+                                                          self._account_of(session_id))
         return session
+
+    def _account_of(self, session_id: str) -> AccountRecord | None:
+        account = self.store.session_account(session_id)
+        return None if account is None else self.store.account(account)
 
     def _match_closed(self, match: Match) -> None:
         if self.matches.get(match.id) is match:
@@ -92,15 +109,47 @@ class Lobby:
 
     # -- sessions ---------------------------------------------------------
 
-    def new_session(self, name: str) -> tuple[Session, str]:
-        """A new session and its resume token (only the token's hash is stored).
+    async def authenticate(self, name: str, auth: dict[str, Any] | None,
+                           address: str) -> AccountRecord | None:
+        """Check a hello's ``name`` and ``auth``: the account it logs in as, or None
+        for a guest (whose name must be free).
+
+        Raises:
+            Refusal: ``bad_name``, ``name_taken`` (a guest with a registered name),
+                ``bad_credentials``, ``rate_limited``; RemoteProtocolError:
+                ``bad_message`` (``auth`` with neither or both of its fields).
+        """
+        try:
+            if auth is None:
+                self.accounts.check_guest_name(name)
+                return None
+            if ("password" in auth) == ("api_token" in auth):
+                raise RemoteProtocolError("bad_message", "auth holds exactly one of password "
+                                          "or api_token", "auth")
+            if "password" in auth:
+                account = await self.accounts.login_password(name, auth["password"], address)
+            else:
+                account = await self.accounts.login_token(name, auth["api_token"], address)
+        except AccountError as exc:
+            raise Refusal(exc.code, exc.message, exc.field) from None
+        log.info("%s logged in as account %r", address, account.name)
+        return account
+
+    def new_session(self, name: str, account: AccountRecord | None = None
+                    ) -> tuple[Session, str]:
+        """A new session and its resume token (only the token's hash is stored);
+        with ``account``, logged in as it (and named as the account is).
 
         Raises:
             StoreError: the store refused it.
         """
+        if account is not None:
+            name = account.name
         token = tokens.new_token()
-        session = Session(tokens.new_session_id(), name)
+        session = Session(tokens.new_session_id(), name, account)
         self.store.create_session(session.id, tokens.hash_token(token), name, time.time())
+        if account is not None:
+            self.store.link_session(session.id, account.id)
         self.sessions[session.id] = session
         return session, token
 
@@ -117,7 +166,18 @@ class Lobby:
         self.store.touch_session(rec.id, now)
         session = self._session_for(rec.id, rec.name)
         session.name = rec.name
+        session.account = self._account_of(rec.id)
         return session
+
+    def reply(self, session: Session, rid: int | None, **fields: Any) -> None:
+        """Answer a request of ``session`` with ``ok`` and ``fields``."""
+        self._ok(session, rid, **fields)
+
+    def close_session(self, session: Session, reason: str, message: str) -> None:
+        """Close the session's connection after what is queued (``bye reason``)."""
+        close = getattr(session.client, "close_with_bye", None)
+        if close is not None:
+            close(reason, message)
 
     async def attach(self, session: Session, client: Outbox,
                      replace: Any = None) -> None:
@@ -198,19 +258,34 @@ class Lobby:
         chosen.sort(key=lambda m: (order[m.status], -m.created))
         summaries = [m.summary() for m in chosen[:MAX_LISTED]]
         queues = {name: len(self.queues.get(name, [])) for name in game_names()}
-        self._ok(session, rid, matches=summaries, queues=queues)
+        rated = {name: len(self.rated_queues.get(name, [])) for name in game_names()}
+        self._ok(session, rid, matches=summaries, queues=queues, rated_queues=rated)
 
     @staticmethod
-    def _game_and_options(msg: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    def _game_and_options(msg: dict[str, Any]) -> tuple[str, dict[str, Any], bool]:
+        """The request's game, its normalized options and whether it asks for a rated
+        match (``rated: true``, as a field or among the options)."""
         try:
             game = get_game(msg["game"])
         except RuleError as exc:
             raise Refusal(exc.code, str(exc), "game") from None
+        options = dict(msg.get("options") or {})
+        rated = options.pop("rated", False)
+        if not isinstance(rated, bool):
+            raise Refusal("bad_option", "rated is true or false", "options.rated")
+        rated = rated or bool(msg.get("rated"))
         try:
-            options = game.normalize_options(msg.get("options"))
+            options = game.normalize_options(options)
         except RuleError as exc:
             raise Refusal(exc.code, str(exc), "options") from None
-        return game.name, options
+        return game.name, options, rated
+
+    @staticmethod
+    def _require_account(session: Session) -> AccountRecord:
+        if session.account is None:
+            raise Refusal("not_registered", "rated matches are between accounts: register, "
+                          "or log in with hello.auth", "rated")
+        return session.account
 
     def _check_capacity(self) -> None:
         if len(self.matches) >= self.config.max_matches:
@@ -219,8 +294,16 @@ class Lobby:
                                 "matches; try again later")
 
     async def _create(self, session: Session, rid: int | None, msg: dict[str, Any]) -> None:
-        game, options = self._game_and_options(msg)
+        game, options, rated = self._game_and_options(msg)
         bot = msg.get("bot")
+        if rated:
+            self._require_account(session)
+            if bot is not None:
+                raise Refusal("bad_option", "a rated match is between two accounts: no "
+                              "server bot", "bot")
+            if msg.get("abandon") == "bot":
+                raise Refusal("bad_option", "a rated match's abandoned seat forfeits: "
+                              "abandon must be forfeit", "abandon")
         if bot is not None and bot not in strategy_names():
             raise Refusal("bad_option", f"no strategy {bot!r}; known: "
                                 f"{', '.join(strategy_names())}", "bot")
@@ -231,13 +314,14 @@ class Lobby:
                                 f"{self.config.max_turn_timer}", "turn_timer")
         self._check_capacity()
         match = Match.create(self.ctx, tokens.new_match_id(), game, options, turn_timer,
-                             msg.get("abandon", "forfeit"), tokens.new_seed(), tokens.new_salt())
+                             msg.get("abandon", "forfeit"), tokens.new_seed(), tokens.new_salt(),
+                             rated=rated)
         match.seat_session(seat, session)
         if bot is not None:
             match.seat_bot(1 - seat, bot)
         await self._launch(match)
-        log.info("match %s created: %s %s by %s%s", match.id, game, options, session.id,
-                 f" against bot {bot}" if bot else "")
+        log.info("match %s created: %s %s%s by %s%s", match.id, game, options,
+                 " rated" if rated else "", session.id, f" against bot {bot}" if bot else "")
         self._ok(session, rid, match=match.id, seat=seat)
         await self._run(match)
 
@@ -250,10 +334,13 @@ class Lobby:
         await self._nursery.start(match.run)
 
     async def _queue(self, session: Session, rid: int | None, msg: dict[str, Any]) -> None:
-        game, options = self._game_and_options(msg)
+        game, options, rated = self._game_and_options(msg)
+        if game in session.queued:
+            raise Refusal("already_seated", f"you already wait in a {game} queue", "game")
+        if rated:
+            await self._queue_rated(session, rid, game, options)
+            return
         waiting = self.queues.setdefault(game, [])
-        if session.id in {s.id for s, _ in waiting}:
-            raise Refusal("already_seated", f"you already wait in the {game} queue", "game")
         partner = next((i for i, (s, o) in enumerate(waiting) if o == options), None)
         if partner is None:
             waiting.append((session, options))
@@ -275,9 +362,65 @@ class Lobby:
         self._ok(session, rid, game=game)
         await self._run(match)
 
+    async def _queue_rated(self, session: Session, rid: int | None, game: str,
+                           options: dict[str, Any]) -> None:
+        account = self._require_account(session)
+        rating = self.store.standing(account.id, game).rating.rating
+        seeker = ratings.Seeker(session, account.id, rating, trio.current_time(),
+                                tuple(sorted(options.items())))
+        self.rated_queues.setdefault(game, []).append(seeker)
+        session.queued.add(game)
+        self._someone_rated.set()
+        self._ok(session, rid, game=game, rated=True)
+        await self._pair_rated(game)
+
+    async def _pairing_loop(self) -> None:
+        """Look at every rated queue once a :data:`PAIRING_INTERVAL`: waiting widens
+        the windows, so pairs appear without anyone new queueing."""
+        while True:
+            if not any(self.rated_queues.values()):
+                self._someone_rated = trio.Event()
+                await self._someone_rated.wait()
+            await trio.sleep(PAIRING_INTERVAL)
+            for game in list(self.rated_queues):
+                try:
+                    await self._pair_rated(game)
+                except Refusal:
+                    pass  # the server is full: they wait on
+                except Exception:
+                    log.exception("pairing the rated %s queue failed", game)
+
+    async def _pair_rated(self, game: str) -> None:
+        """Start a rated match for every pair the rated queue of ``game`` holds now.
+
+        Raises:
+            Refusal: ``not_supported`` when the server holds its maximum of matches.
+        """
+        waiting = self.rated_queues.get(game, [])
+        for first, second in ratings.pair_seekers(waiting, trio.current_time()):
+            self._check_capacity()
+            waiting.remove(first)
+            waiting.remove(second)
+            one, two = first.ref, second.ref
+            assert isinstance(one, Session) and isinstance(two, Session)
+            one.queued.discard(game)
+            two.queued.discard(game)
+            match = Match.create(self.ctx, tokens.new_match_id(), game, dict(first.options),
+                                 self.config.turn_timer, "forfeit", tokens.new_seed(),
+                                 tokens.new_salt(), rated=True)
+            seat = secrets.randbelow(2)
+            match.seat_session(seat, one)
+            match.seat_session(1 - seat, two)
+            await self._launch(match)
+            log.info("match %s paired from the rated %s queue: %s (%.0f) vs %s (%.0f)",
+                     match.id, game, one.id, first.rating, two.id, second.rating)
+            await self._run(match)
+
     def _unqueue(self, session: Session, game: str | None) -> None:
         for name in list(session.queued if game is None else {game} & session.queued):
             self.queues[name] = [(s, o) for s, o in self.queues.get(name, []) if s is not session]
+            self.rated_queues[name] = [e for e in self.rated_queues.get(name, [])
+                                       if e.ref is not session]
             session.queued.discard(name)
 
     async def _to_match(self, session: Session, msg: dict[str, Any]) -> None:
@@ -285,6 +428,10 @@ class Lobby:
         if match is None:
             raise Refusal("no_such_match", f"no match {msg['match']!r}", "match")
         command = MATCH_COMMANDS[msg["type"]](session, msg)
+        if isinstance(command, cmd.Join) and session.account is not None:
+            command = dataclasses.replace(
+                command, account=session.account.id,
+                player=player_extras(self.store, session.account, match.game, match.rated))
         try:
             await match.submit(command, session)
         except MatchClosed:
@@ -300,6 +447,7 @@ LOBBY_ROUTES: dict[str, _Route] = {
     "create": Lobby._create,
     "queue": Lobby._queue,
     "unqueue": Lobby._unqueue_request,
+    **ACCOUNT_ROUTES,
 }
 
 #: Requests about one match (``msg["match"]``): message type -> the command its task runs.

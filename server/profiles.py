@@ -11,12 +11,27 @@ from collections.abc import Iterable
 from typing import Any
 
 from server.names import name_key
-from server.store import LeaderboardRow, RecentMatch, Standing, Store
+from server.store import AccountRecord, LeaderboardRow, RecentMatch, Standing, Store
 
 DEFAULT_RECENT = 10
 MAX_RECENT = 50
 DEFAULT_BOARD = 20
 MAX_BOARD = 100
+
+
+def player_extras(store: Store, account: AccountRecord | None, game: str,
+                  rated: bool) -> dict[str, Any] | None:
+    """What a seat's player map adds for an account: ``registered``, ``account_bot``
+    and, in a rated match, its ``rating`` in the game now and ``provisional``.
+    None for a guest."""
+    if account is None:
+        return None
+    extras: dict[str, Any] = {"registered": True, "account_bot": account.bot}
+    if rated:
+        rating = store.standing(account.id, game).rating
+        extras["rating"] = rating.rating
+        extras["provisional"] = rating.provisional
+    return extras
 
 
 def standing_wire(standing: Standing) -> dict[str, Any]:

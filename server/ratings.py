@@ -178,15 +178,17 @@ class JournalRow(Protocol):
     def by(self) -> str: ...
 
 
-def counts(journal: Iterable[JournalRow], seats: int = 2) -> bool:
-    """True when a finished match counts for the ratings; False when it was aborted.
+def played_seats(journal: Iterable[JournalRow]) -> set[int]:
+    """The seats that made at least one intent themselves (``by`` in :data:`PLAYED_BY`):
+    intents the turn timer or a bot played for a seat, and resignations and
+    forfeits, are not the seat's own intents."""
+    return {row.seat for row in journal if row.kind == "intent" and row.by in PLAYED_BY}
 
-    A match counts when every seat made at least one intent itself (``by`` in
-    :data:`PLAYED_BY`): intents the turn timer or a bot played for a seat, and
-    resignations and forfeits, are not the seat's own intents.
-    """
-    played = {row.seat for row in journal if row.kind == "intent" and row.by in PLAYED_BY}
-    return played >= set(range(seats))
+
+def counts(journal: Iterable[JournalRow], seats: int = 2) -> bool:
+    """True when a finished match counts for the ratings; False when it was aborted
+    (it ended before every seat had made an intent of its own: :func:`played_seats`)."""
+    return played_seats(journal) >= set(range(seats))
 
 
 # -- rated matchmaking ------------------------------------------------------

@@ -7,7 +7,10 @@ and a fresh snapshot of each of its matches is sent when it resumes.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from server.store import AccountRecord
 
 from protocol.events import Event
 
@@ -26,11 +29,15 @@ class Outbox(Protocol):
 class Session:
     """One player identity. Mutated only from the server's trio thread."""
 
-    __slots__ = ("id", "name", "client", "seats", "watching", "queued")
+    __slots__ = ("id", "name", "client", "seats", "watching", "queued", "account", "address")
 
-    def __init__(self, session_id: str, name: str) -> None:
+    def __init__(self, session_id: str, name: str, account: AccountRecord | None = None) -> None:
         self.id = session_id
         self.name = name
+        #: the account the session is logged in as (None: a guest's session).
+        self.account = account
+        #: the network address (host) of the latest connection, for per-address limits.
+        self.address = ""
         self.client: Outbox | None = None
         #: (match id, seat) pairs this session sits in.
         self.seats: set[tuple[str, int]] = set()

@@ -181,6 +181,8 @@ class MatchRecord:
     reason: str | None = None
     seats: list[SeatRecord] = field(default_factory=list)
     watchers: list[str] = field(default_factory=list)
+    #: a rated match: its result changes both seats' accounts' ratings
+    rated: bool = False
 
 
 @dataclass(slots=True, frozen=True)
@@ -429,6 +431,8 @@ class Store:
              rec.turn_timer, rec.abandon, rec.status, rec.created, rec.finished,
              rec.winner, rec.reason))]
         stmts += [self._seat_stmt(rec.id, s) for s in rec.seats]
+        if rec.rated:
+            stmts.append(("INSERT OR IGNORE INTO rated_matches VALUES (?)", (rec.id,)))
         self._write(stmts)
 
     @staticmethod
@@ -455,7 +459,8 @@ class Store:
         """Forget a match that never started (and its seats, watchers, journal)."""
         self._write([(f"DELETE FROM {table} WHERE {col} = ?", (match_id,))
                      for table, col in (("matches", "id"), ("seats", "match"),
-                                        ("watchers", "match"), ("journal", "match"))])
+                                        ("watchers", "match"), ("journal", "match"),
+                                        ("rated_matches", "match"))])
 
     def append(self, match_id: str, entry: JournalEntry,
                finished: tuple[float, int | None, str] | None = None,
@@ -507,7 +512,8 @@ class Store:
         watchers = [s for (s,) in self._db.execute(
             "SELECT session FROM watchers WHERE match = ?", (mid,))]
         return MatchRecord(mid, game, json.loads(options), int(seed, 16), salt, turn_timer,
-                           abandon, status, created, finished, winner, reason, seats, watchers)
+                           abandon, status, created, finished, winner, reason, seats, watchers,
+                           self.is_rated(mid))
 
     def journal(self, match_id: str) -> list[JournalEntry]:
         """The match's journal in seq order."""
@@ -629,12 +635,8 @@ class Store:
 
     # -- ratings ----------------------------------------------------------
 
-    def mark_rated(self, match_id: str) -> None:
-        """Record that a match is rated."""
-        self._write([("INSERT OR IGNORE INTO rated_matches VALUES (?)", (match_id,))])
-
     def is_rated(self, match_id: str) -> bool:
-        """True when the match was marked rated."""
+        """True when the match was stored as rated."""
         return self._db.execute("SELECT 1 FROM rated_matches WHERE match = ?",
                                 (match_id,)).fetchone() is not None
 

@@ -52,10 +52,14 @@ class Attach(Request):
 
 @dataclass(frozen=True, slots=True)
 class Join(Request):
-    """Take a seat (``seat`` None: the free one) under the session's ``name``."""
+    """Take a seat (``seat`` None: the free one) under the session's ``name``;
+    ``account``: the session's account (None: a guest), ``player``: what the player
+    map says of it (see :meth:`MatchCore.set_account`)."""
 
     name: str = ""
     seat: int | None = None
+    account: int | None = None
+    player: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,8 +41,9 @@ from server.match.effects import (
     SaveSeat,
     SaveWatcher,
 )
+from server.ratings import played_seats
 from server.replay import rebuild
-from server.store import JournalEntry, MatchRecord, SeatRecord
+from server.store import JournalEntry, MatchRecord, RatingChange, SeatRecord
 
 log = logging.getLogger("cardserver.match")
 
@@ -80,6 +81,10 @@ class SeatState:
     turn_deadline: float | None = None
     auto_at: float | None = None
     grace_deadline: float | None = None
+    #: the account of the player sitting here (None: a guest or a bot)
+    account: int | None = None
+    #: what the player map says about that account (``registered``, ``rating``...)
+    player: dict[str, Any] | None = None
 
     @property
     def taken(self) -> bool:
@@ -117,6 +122,14 @@ class MatchCore:
         #: session ids with a live connection, as last reported
         self.connected: set[str] = set()
         self.linger_until: float | None = None
+        #: a rated match; ``rater(winner)`` gives the rating changes of its result
+        #: (set by the task: it reads the stored ratings)
+        self.rated = rec.rated
+        self.rater: Callable[[int | None], tuple[RatingChange, ...]] | None = None
+        #: seats that made an intent of their own (an aborted match rates nobody)
+        self.played: set[int] = set()
+        #: ``result.ratings`` of a finished rated match
+        self.rating_result: list[dict[str, Any]] = []
         self._now = 0.0
         self._fx = Effects()
         self._before: tuple[str, float | None] = (self.status, None)
@@ -141,6 +154,7 @@ class MatchCore:
             server.replay.ReplayError: the journal does not replay.
         """
         core = cls(rec, rebuild(rec, entries), len(entries), rules)
+        core.played = played_seats(entries)
         for srec in rec.seats:
             seat = core.seats[srec.seat]
             seat.name, seat.bot, seat.auto_flip = srec.name, srec.bot, srec.auto_flip
@@ -150,10 +164,13 @@ class MatchCore:
             core.spectators[sid] = None
         return core
 
-    def seat(self, index: int, session: str, name: str) -> None:
-        """Seat a connected ``session`` before the match starts (create, queue)."""
+    def seat(self, index: int, session: str, name: str, account: int | None = None,
+             player: dict[str, Any] | None = None) -> None:
+        """Seat a connected ``session`` before the match starts (create, queue);
+        ``account`` and ``player`` as for :meth:`set_account`."""
         seat = self.seats[index]
         seat.session, seat.name = session, name
+        self.set_account(index, account, player)
         self.connected.add(session)
         self._maybe_start()
 
@@ -163,13 +180,20 @@ class MatchCore:
         seat.bot, seat.name = strategy, f"{strategy} (bot)"
         self._maybe_start()
 
+    def set_account(self, index: int, account: int | None,
+                    player: dict[str, Any] | None) -> None:
+        """Say which account sits in seat ``index`` and what its player map adds
+        (``registered``, ``account_bot``, ``rating``, ``provisional``)."""
+        seat = self.seats[index]
+        seat.account, seat.player = account, player
+
     def record(self) -> MatchRecord:
         """The match as stored now (seats included)."""
         rec = self.rec
         return MatchRecord(self.id, rec.game, self.options, rec.seed, rec.salt,
                            self.turn_timer, self.abandon, self.status, self.created,
                            seats=[s.record() for s in self.seats],
-                           watchers=list(self.spectators))
+                           watchers=list(self.spectators), rated=self.rated)
 
     def _maybe_start(self) -> None:
         if self.status == "waiting" and all(s.taken for s in self.seats):
@@ -181,12 +205,13 @@ class MatchCore:
         """The match as listed by ``matches``."""
         return {"match": self.id, "game": self.game.name, "status": self.status,
                 "options": self.options, "seq": self.seq, "players": self.players(),
-                "spectators": len(self.spectators), "created": self.created}
+                "spectators": len(self.spectators), "created": self.created,
+                "rated": self.rated}
 
     def players(self) -> list[dict[str, Any]]:
         """Every seat as a protocol ``player`` map."""
         return [{"seat": s.index, "name": s.name, "connected": self._seat_connected(s),
-                 "bot": s.bot} for s in self.seats]
+                 "bot": s.bot, **(s.player or {})} for s in self.seats]
 
     def seat_of(self, session: str | None) -> int | None:
         """The seat ``session`` plays here itself, or None."""
@@ -238,9 +263,11 @@ class MatchCore:
         log.warning("match %s: journal commit failed; rebuilt at seq %d", self.id, len(committed))
         self.state = rebuild(self.rec, committed)
         self.seq = len(committed)
+        self.played = played_seats(committed)
         status, linger = self._before
         if self.status != status:
             self.status, self.linger_until = status, linger
+            self.rating_result = []
             self._update_timers(None)
 
     def _refuse(self, code: str, message: str, fld: str | None = None) -> None:
@@ -337,6 +364,12 @@ class MatchCore:
             self._refuse("already_seated", f"you already sit in match {self.id}")
         if self.status == "finished":
             self._refuse("match_finished", "the match is over")
+        if self.rated:
+            if req.account is None:
+                self._refuse("not_registered", "a rated match is between accounts: register, "
+                             "or log in with hello.auth")
+            if any(s.account == req.account for s in self.seats):
+                self._refuse("already_seated", "your account already sits in this match")
         if req.seat is not None and not 0 <= req.seat < len(self.seats):
             raise RemoteProtocolError("bad_message", f"no seat {req.seat} in {self.game.name}",
                                       "seat", match=self.id)
@@ -351,6 +384,7 @@ class MatchCore:
         if req.live:
             self.connected.add(req.session)
         seat.session, seat.name = req.session, req.name
+        self.set_account(seat.index, req.account, req.player)
         self._maybe_start()
         self._fx.writes.append(SaveSeat(seat.record(), self.status))
         self._fx.members.append(Membership(req.session, seat.index, True))
@@ -517,6 +551,7 @@ class MatchCore:
         if seat.session is not None:
             self._fx.members.append(Membership(seat.session, seat.index, False))
         seat.session, seat.name, seat.grace_deadline = None, None, None
+        seat.account = seat.player = None
         if any(s.taken for s in self.seats):
             self._fx.writes.append(SaveSeat(seat.record()))
             self._presence(seat)
@@ -534,7 +569,11 @@ class MatchCore:
         outcome = self.state.outcome()
         entry = JournalEntry(seq, kind, seat, intent, reason, by, 0.0, self.state.digest())
         finished = None if outcome is None else (outcome.winner, outcome.reason)
-        self._fx.writes.append(AppendJournal(entry, finished))
+        self.played |= played_seats([entry])
+        ratings: tuple[RatingChange, ...] = ()
+        if outcome is not None and self.status != "finished" and self.rated:
+            ratings = self._rate(outcome.winner)
+        self._fx.writes.append(AppendJournal(entry, finished, ratings))
         self.seq = seq
         log.debug("match %s: seq %d seat %d %s %s by %s", self.id, seq, seat, kind,
                   intent if intent is not None else reason or "", by)
@@ -545,6 +584,31 @@ class MatchCore:
                 s.turn_deadline = s.auto_at = s.grace_deadline = None
             log.info("match %s finished after seq %d: winner %s (%s)", self.id, seq,
                      outcome.winner, outcome.reason)
+
+    def _rate(self, winner: int | None) -> tuple[RatingChange, ...]:
+        """The rating changes of this rated match's result (none when it was aborted:
+        a seat made no intent of its own), remembered for ``result.ratings``."""
+        if self.played < set(range(len(self.seats))) or self.rater is None:
+            log.info("match %s: rated but aborted (seats %s played); ratings unchanged",
+                     self.id, sorted(self.played))
+            self.rating_result = []
+            return ()
+        changes = self.rater(winner)
+        self.rating_result = [
+            {"seat": c.seat, "name": self.seats[c.seat].name or "",
+             "rating_before": c.before.rating, "rating_after": c.after.rating,
+             "rd_before": c.before.rd, "rd_after": c.after.rd,
+             "volatility_after": c.after.volatility, "change": c.delta}
+            for c in changes]
+        return changes
+
+    def _result(self, outcome: Any) -> dict[str, Any]:
+        """``snapshot.result``: the outcome, and for a rated match its rating changes."""
+        result = outcome.to_dict()
+        if self.rated:
+            result["rated"] = True
+            result["ratings"] = self.rating_result
+        return result
 
     def _changed(self, events: list[Event], acted: int | None,
                  first: str | None = None) -> None:
@@ -581,7 +645,7 @@ class MatchCore:
             players=self.players(), options=self.options, commitment=self.commitment,
             deadline=self._deadline_for(seat),
             auto_flip=seat is not None and self.seats[seat].auto_flip,
-            result=outcome.to_dict() if outcome is not None else None,
+            result=self._result(outcome) if outcome is not None else None,
             reveal=None if outcome is None else {"seed": seed_hex(self.rec.seed),
                                                  "salt": self.rec.salt})
 

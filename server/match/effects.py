@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from protocol.events import Event
-from server.store import JournalEntry, SeatRecord
+from server.store import JournalEntry, RatingChange, SeatRecord
 
 #: The recipient that means "every connected spectator" (one public snapshot).
 SPECTATORS = "spectators"
@@ -24,10 +24,12 @@ SPECTATORS = "spectators"
 @dataclass(frozen=True, slots=True)
 class AppendJournal:
     """Commit ``entry`` (its ``ts`` is stamped by the task); ``finished``: the
-    (winner, reason) of the match it ends, or None."""
+    (winner, reason) of the match it ends, or None; ``ratings``: the rating changes
+    of a rated match it ends, stored in the same transaction."""
 
     entry: JournalEntry
     finished: tuple[int | None, str] | None = None
+    ratings: tuple[RatingChange, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

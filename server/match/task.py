@@ -47,8 +47,9 @@ from server.match.effects import (
     SaveWatcher,
     Write,
 )
+from server.profiles import player_extras
 from server.session import Session
-from server.store import MatchRecord, Store
+from server.store import MatchRecord, RatingChange, Store
 
 log = logging.getLogger("cardserver.match")
 
@@ -87,19 +88,21 @@ class Match:
         self._nursery: trio.Nursery | None = None
         self._drivers: dict[int, BotDriver] = {}
         self._close = False
+        core.rater = self._rate
 
     # -- construction ---------------------------------------------------------
 
     @classmethod
     def create(cls, ctx: MatchContext, match_id: str, game: str, options: dict[str, Any],
-               turn_timer: int, abandon: str, seed: int, salt: str) -> Match:
+               turn_timer: int, abandon: str, seed: int, salt: str,
+               rated: bool = False) -> Match:
         """A new, empty, waiting match (not stored yet: see :meth:`store_new`).
 
         Raises:
             engine.core.BadOption: bad options (already normalized by the caller).
         """
         rec = MatchRecord(match_id, game, options, seed, salt, turn_timer, abandon,
-                          "waiting", ctx.wall())
+                          "waiting", ctx.wall(), rated=rated)
         return cls(ctx, MatchCore.create(rec, Rules.from_config(ctx.config)))
 
     @classmethod
@@ -117,6 +120,11 @@ class Match:
                 session = match.sessions[seat.session] = session_for(seat.session,
                                                                      seat.name or "?")
                 session.seats.add((match.id, seat.index))
+                account = ctx.store.session_account(seat.session)
+                if account is not None:
+                    core.set_account(seat.index, account,
+                                     player_extras(ctx.store, ctx.store.account(account),
+                                                   rec.game, rec.rated))
         for sid in core.spectators:
             session = match.sessions[sid] = session_for(sid, "?")
             session.watching.add(match.id)
@@ -125,8 +133,26 @@ class Match:
     def seat_session(self, index: int, session: Session) -> None:
         """Put ``session`` in seat ``index`` before the task starts (create, queue)."""
         self.sessions[session.id] = session
-        self.core.seat(index, session.id, session.name)
+        account = session.account
+        self.core.seat(index, session.id, session.name,
+                       None if account is None else account.id,
+                       player_extras(self.ctx.store, account, self.game, self.core.rated))
         session.seats.add((self.id, index))
+
+    @property
+    def rated(self) -> bool:
+        """A rated match."""
+        return self.core.rated
+
+    def _rate(self, winner: int | None) -> tuple[RatingChange, ...]:
+        """The core's rater: the result's rating changes from the stored ratings."""
+        accounts = [seat.account for seat in self.core.seats]
+        if None in accounts or len(accounts) != 2:
+            log.error("match %s: rated, but seats %s have no accounts", self.id, accounts)
+            return ()
+        a0, a1 = accounts
+        assert a0 is not None and a1 is not None
+        return self.ctx.store.rate(self.id, self.game, (a0, a1), winner)
 
     def seat_bot(self, index: int, name: str) -> None:
         """Put a server bot in seat ``index`` before the task starts."""
@@ -304,7 +330,8 @@ class Match:
                     wall = self.ctx.wall()
                     finished = write.finished
                     store.append(self.id, replace(write.entry, ts=wall),
-                                 None if finished is None else (wall, *finished))
+                                 None if finished is None else (wall, *finished),
+                                 write.ratings)
                 elif isinstance(write, SaveSeat):
                     store.set_seat(self.id, write.seat, write.status)
                 elif isinstance(write, SaveWatcher):

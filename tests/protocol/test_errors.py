@@ -46,6 +46,7 @@ def test_only_stream_and_session_failures_are_fatal() -> None:
         "heartbeat_timeout",
         "slow_consumer",
         "server_shutdown",
+        "logged_out",
     }
     assert is_fatal("bad_frame") and not is_fatal("stale") and not is_fatal("no_such_code")
 

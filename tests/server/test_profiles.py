@@ -21,8 +21,7 @@ def _store_with_one_rated_match() -> Store:
         store.link_session("s" + name, account.id)
     store.create_match(MatchRecord("m1", "war", {}, 1, "salt", 0, "forfeit", "active", 1.0,
                                    seats=[SeatRecord(0, "sAlice", "Alice"),
-                                          SeatRecord(1, "srobo", "robo")]))
-    store.mark_rated("m1")
+                                          SeatRecord(1, "srobo", "robo")], rated=True))
     store.append("m1", JournalEntry(1, "resign", 1), (2.0, 0, "resign"),
                  store.rate("m1", "war", (ids[0], ids[1]), 0))
     return store

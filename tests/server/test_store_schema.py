@@ -171,8 +171,8 @@ def _rated_match(store: Store, match_id: str, sessions: tuple[str, str],
                  names: tuple[str, str], created: float) -> None:
     store.create_match(MatchRecord(match_id, "war", {}, 7, "salt", 0, "forfeit", "active",
                                    created, seats=[SeatRecord(0, sessions[0], names[0]),
-                                                   SeatRecord(1, sessions[1], names[1])]))
-    store.mark_rated(match_id)
+                                                   SeatRecord(1, sessions[1], names[1])],
+                                   rated=True))
 
 
 def test_a_rated_finish_stores_both_ratings_with_the_journal() -> None:
@@ -184,7 +184,8 @@ def test_a_rated_finish_stores_both_ratings_with_the_journal() -> None:
         store.create_session(session, "h" + session, "x", 0.0)
         store.link_session(session, account)
     _rated_match(store, "m1", ("sa", "sb"), ("alice", "bob"), 1.0)
-    assert store.is_rated("m1") and store.standing(a.id, "war") == store.standing(b.id, "war")
+    assert store.is_rated("m1") and store.load_match("m1").rated
+    assert store.standing(a.id, "war") == store.standing(b.id, "war")
     store.append("m1", JournalEntry(1, "intent", 0, {"type": "flip"}))
     changes = store.rate("m1", "war", (a.id, b.id), 0)
     store.append("m1", JournalEntry(2, "resign", 1), (2.0, 0, "resign"), changes)
