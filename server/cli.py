@@ -3,6 +3,7 @@
     cardserver [--port 7000] [--host H] [--db PATH] [limits...]   serve until SIGINT/SIGTERM
     cardserver serve [...]                                          the same
     cardserver replay MATCH_ID [--db PATH] [--json]                 print a match as the public saw it
+    cardserver leaderboard GAME [--db PATH] [--limit N] [--json]    print a game's ratings table
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ def _serve_parser() -> argparse.ArgumentParser:
         description="cardserver: the authoritative card-game server (War, Data Structures). "
                     "Serves until SIGINT or SIGTERM, then shuts down cleanly. "
                     "Also: `cardserver replay MATCH_ID --db PATH [--json]` prints a stored "
-                    "match move by move as a spectator saw it, then the reveal.",
+                    "match move by move as a spectator saw it, then the reveal; "
+                    "`cardserver leaderboard GAME --db PATH` prints a game's ratings.",
     )
     parser.add_argument("--version", action="version", version=f"cardserver {__version__}")
     add_arguments(parser)
@@ -40,6 +42,19 @@ def _replay_parser() -> argparse.ArgumentParser:
     parser.add_argument("match", help="the match id")
     parser.add_argument("--db", default=default_db_path(),
                         help="the store [default: %(default)s]")
+    parser.add_argument("--json", action="store_true", help="one JSON document instead of text")
+    return parser
+
+
+def _leaderboard_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cardserver leaderboard",
+        description="Print a game's leaderboard from the store: every account with a rated "
+                    "match of it, best Glicko-2 rating first (? marks a provisional rating).")
+    parser.add_argument("game", help="war or datastructures")
+    parser.add_argument("--db", default=default_db_path(),
+                        help="the store [default: %(default)s]")
+    parser.add_argument("--limit", type=int, default=20, help="lines [default: %(default)s]")
     parser.add_argument("--json", action="store_true", help="one JSON document instead of text")
     return parser
 
@@ -75,6 +90,14 @@ def main(argv: list[str] | None = None) -> int:
         except BrokenPipeError:  # `cardserver replay ... | head`
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the exit flush
             return 0
+    if args and args[0] == "leaderboard":
+        from server.profiles import leaderboard_command
+
+        parser = _leaderboard_parser()
+        ns = parser.parse_args(args[1:])
+        if ns.limit < 1:
+            parser.error("--limit must be at least 1")
+        return leaderboard_command(ns.game, str(ns.db), ns.limit, ns.json)
     if args and args[0] == "serve":
         args = args[1:]
     parser = _serve_parser()

@@ -7,11 +7,16 @@ the ``ok`` around it and ``cardserver leaderboard`` prints the same rows.
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Iterable
-from typing import Any
+from pathlib import Path
+from typing import Any, TextIO
 
+from engine.core import RuleError
+from engine.registry import get_game
 from server.names import name_key
-from server.store import AccountRecord, LeaderboardRow, RecentMatch, Standing, Store
+from server.store import AccountRecord, LeaderboardRow, RecentMatch, Standing, Store, StoreError
 
 DEFAULT_RECENT = 10
 MAX_RECENT = 50
@@ -107,3 +112,35 @@ def board_text(entries: list[dict[str, Any]]) -> str:
     else:
         lines.append("? provisional: RD above 110")
     return "\n".join(lines)
+
+
+def leaderboard_command(game: str, db: str, limit: int, as_json: bool,
+                        out: TextIO | None = None) -> int:
+    """Run ``cardserver leaderboard GAME``: print the game's leaderboard from the store
+    (a running server's store may be read meanwhile). Returns the exit status (1: no
+    such game or no store)."""
+    out = out or sys.stdout
+    try:
+        game = get_game(game).name
+    except RuleError as exc:
+        print(f"cardserver leaderboard: {exc}", file=sys.stderr)
+        return 1
+    if db != ":memory:" and not Path(db).exists():
+        print(f"cardserver leaderboard: no store at {db}", file=sys.stderr)
+        return 1
+    try:
+        store = Store(db)
+    except StoreError as exc:
+        print(f"cardserver leaderboard: {exc}", file=sys.stderr)
+        return 1
+    try:
+        entries = leaderboard(store, game, limit)
+    finally:
+        store.close()
+    if as_json:
+        json.dump({"game": game, "entries": entries}, out)
+        out.write("\n")
+    else:
+        print(f"Leaderboard: {game}", file=out)
+        print(board_text(entries), file=out)
+    return 0

@@ -60,3 +60,20 @@ def test_leaderboard_and_its_text() -> None:
     text = board_text(entries)
     assert "Alice" in text and "robo (bot)" in text and "provisional" in text
     assert "no rated matches" in board_text(leaderboard(store, "datastructures"))
+
+
+def test_cardserver_leaderboard_prints_the_store(tmp_path, capsys) -> None:
+    from server.cli import main
+
+    path = tmp_path / "s.db"
+    store = _store_with_one_rated_match()
+    store._db.execute(f"VACUUM INTO '{path}'")
+    store.close()
+    assert main(["leaderboard", "war", "--db", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "Leaderboard: war" in out and "Alice" in out and "robo (bot)" in out
+    assert main(["leaderboard", "war", "--db", str(path), "--json"]) == 0
+    assert '"rank": 1' in capsys.readouterr().out
+    assert main(["leaderboard", "chess", "--db", str(path)]) == 1
+    assert main(["leaderboard", "war", "--db", str(tmp_path / "none.db")]) == 1
+    assert not (tmp_path / "none.db").exists()
