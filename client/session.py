@@ -171,6 +171,9 @@ class Session:
     Attributes:
         state: the :class:`SessionState`.
         token: the resume token from the latest welcome (persist it to resume later).
+        auth: ``hello.auth`` (``{"password": ...}`` or ``{"api_token": ...}``), sent
+            when there is no resume token to send.
+        name: the name of the latest welcome (an account's own spelling).
         session_id: the server's session id.
         welcome: the latest welcome message.
         limits: ``welcome["limits"]``.
@@ -189,6 +192,7 @@ class Session:
         name: str,
         client: str,
         token: str | None = None,
+        auth: dict[str, str] | None = None,
         reconnect: bool = False,
         backoff: Backoff | None = None,
         ping_interval: float | None = None,
@@ -203,6 +207,7 @@ class Session:
         self.name = name
         self.client = client
         self.token = token
+        self.auth = auth
         self.reconnect = reconnect
         self.backoff = backoff or Backoff()
         self._ping_interval = ping_interval
@@ -414,7 +419,8 @@ class Session:
     async def _handshake(self, stream: trio.abc.Stream) -> _Link:
         conn = Connection("client")
         hello = Hello(protocol=list(PROTOCOL_VERSIONS), name=self.name, client=self.client,
-                      resume=self.token or None)
+                      resume=self.token or None,
+                      auth=None if self.token or not self.auth else dict(self.auth))
         await stream.send_all(conn.send(hello))
         while True:
             try:
@@ -434,6 +440,7 @@ class Session:
             assert isinstance(event, Event)
             raise ConnectionLost(f"the server said {event.TYPE} during the handshake")
         self.welcome = event.to_wire()
+        self.name = event.name
         self.token = event.token
         self.session_id = event.session
         self.limits = dict(event.limits)
@@ -650,7 +657,7 @@ async def open_session(
             streams); default: TCP to ``host:port``.
         **options: passed to :class:`Session`: ``reconnect``, ``backoff``,
             ``ping_interval``, ``ping_timeout``, ``handshake_timeout``, ``on_state``,
-            ``push_buffer``, ``outbox_size``, ``seed``.
+            ``push_buffer``, ``outbox_size``, ``seed``, ``auth`` (log in as ``name``).
 
     Raises:
         OSError: the first connection failed.

@@ -25,7 +25,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -163,3 +163,54 @@ def _fsync_dir(path: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+class SessionMemory:
+    """Keeps one (server, name)'s record up to date while a client runs.
+
+    ``remembered`` is what was there at start (the resume token to send, the
+    matches to look for); :meth:`welcomed` and :meth:`seated` save as things
+    change. A write that fails (a read-only home) is reported once through
+    ``warn`` and the client goes on without memory.
+    """
+
+    def __init__(self, state: ClientState, server: str, name: str, forget: bool = False,
+                 warn: Callable[[str], None] | None = None) -> None:
+        """Args: forget: drop what was remembered first (``--forget``)."""
+        self.state = state
+        self.server = server
+        self.name = name
+        self.warn = warn or (lambda text: None)
+        self._warned = False
+        if forget:
+            self._try(lambda: state.forget(server, name))
+        self.remembered = state.load(server, name)
+
+    def _try(self, action: Callable[[], Any]) -> None:
+        try:
+            action()
+        except OSError as exc:
+            if not self._warned:
+                self._warned = True
+                self.warn(f"cannot save the client's state in {self.state.root}: {exc}")
+
+    def _update(self, **changes: Any) -> None:
+        def save() -> None:
+            self.remembered = self.state.update(self.server, self.name, **changes)
+
+        self._try(save)
+
+    def welcomed(self, token: str | None) -> None:
+        """Remember the resume token of the session just opened (None: forget it)."""
+        if token != self.remembered.resume:
+            self._update(resume=token)
+
+    def seated(self, matches: Iterable[str]) -> None:
+        """Remember the matches the session sits in now."""
+        matches = tuple(sorted(set(matches)))
+        if matches != self.remembered.matches:
+            self._update(matches=matches)
+
+    def remember_login(self, api_token: str | None) -> None:
+        """Remember (or, with None, forget) an API token to log in with next time."""
+        self._update(api_token=api_token)

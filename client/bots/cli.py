@@ -8,6 +8,12 @@
 It plays through the SDK (:mod:`client.bots.sdk`): matchmaking, reconnection
 with the resume token, acting on the newest snapshot. At the end (or on
 Ctrl-C) it prints a summary: wins, losses, draws and the mean match length.
+
+It remembers its resume token per server and name (:mod:`client.state`): run
+again after a Ctrl-C or a crash, it resumes its session, says which matches it
+is back in and plays them to their end first. ``--forget`` starts afresh. An
+account's bot logs in with ``--api-token`` (or ``CARDBOT_API_TOKEN``);
+``--remember-login`` keeps the token for later runs; ``--rated`` plays rated.
 Exit status: 0 done, 1 connection or server error, 2 bad arguments.
 """
 
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from typing import Any
@@ -24,6 +31,7 @@ import trio
 from client.bots.sdk import GAMES, BotError, Summary, parse_address, play
 from client.session import SessionError
 from client.sim.tournament import parse_options
+from client.state import ClientState, SessionMemory
 from engine.bots import DEFAULT_TIME_BUDGET, describe, get_strategy, strategy_names, timed
 from protocol.version import __version__
 
@@ -66,6 +74,15 @@ def build_parser() -> argparse.ArgumentParser:
     conn.add_argument("--time-budget", type=float, default=DEFAULT_TIME_BUDGET,
                       metavar="SECONDS", help="search time per move (default %(default)s)")
     conn.add_argument("--seed", type=int, default=None, help="seed the strategy's generator")
+    conn.add_argument("--api-token", default=os.environ.get("CARDBOT_API_TOKEN"),
+                      metavar="TOKEN", help="log in as the account NAME with this API token "
+                      "(default: $CARDBOT_API_TOKEN, else one remembered)")
+    conn.add_argument("--remember-login", action="store_true",
+                      help="remember --api-token for later runs with this server and name")
+    conn.add_argument("--rated", action="store_true",
+                      help="rated matches (queue or create; needs an account)")
+    conn.add_argument("--forget", action="store_true",
+                      help="forget the remembered session (and login) first: start afresh")
     conn.add_argument("--json", action="store_true", help="print the summary as JSON")
     conn.add_argument("--quiet", action="store_true", help="print only the summary")
     sub.add_parser("strategies", help="list the strategies")
@@ -107,10 +124,18 @@ def run_connect(args: argparse.Namespace) -> int:
         if not args.quiet or text.startswith("created match"):
             print(text, flush=True)
 
+    memory = SessionMemory(ClientState(), f"{host}:{port}", name, forget=args.forget,
+                           warn=lambda text: print(f"cardbot: {text}", file=sys.stderr))
+    session_options: dict[str, Any] = {}
+    if args.api_token:
+        session_options["auth"] = {"api_token": args.api_token}
+        if args.remember_login:
+            memory.remember_login(args.api_token)
     kwargs: dict[str, Any] = dict(game=args.game, name=name, matches=args.matches, mode=mode,
                                   match=args.match, seat=args.seat, server_bot=args.vs_bot,
                                   options=options, think=args.think, on_event=say,
-                                  summary=summary)
+                                  summary=summary, rated=args.rated, memory=memory,
+                                  session_options=session_options)
     status = 0
     try:
         trio.run(lambda: play(strategy, host, port, **kwargs))

@@ -42,7 +42,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +50,7 @@ import trio
 
 from client.address import parse_address
 from client.session import ConnectionLost, ServerError, Session, SessionState, open_session
+from client.state import SessionMemory
 from engine.registry import game_names
 from protocol.events import Create, Join, Queue
 from protocol.events import Intent as IntentRequest
@@ -187,6 +188,9 @@ class BotRunner:
         options: match options for ``queue`` and ``create``.
         on_event: called with one line of text for each notable event
             (match found, match over); None: log at INFO.
+        rated: ``queue`` and ``create`` rated matches (the session must be logged in).
+        on_seats: called with the set of matches being played whenever it changes
+            (to remember them across restarts).
 
     Raises:
         ValueError: unknown game or a negative ``think``.
@@ -194,7 +198,9 @@ class BotRunner:
 
     def __init__(self, session: Session, bot: Any, game: str, *, think: float = 0.0,
                  options: Mapping[str, Any] | None = None,
-                 on_event: Callable[[str], None] | None = None) -> None:
+                 on_event: Callable[[str], None] | None = None,
+                 rated: bool = False,
+                 on_seats: Callable[[set[str]], None] | None = None) -> None:
         if game not in GAMES:
             raise ValueError(f"unknown game {game!r}; known: {', '.join(GAMES)}")
         if think < 0:
@@ -208,6 +214,10 @@ class BotRunner:
         self.latest: dict[str, dict[str, Any]] = {}   # match -> newest snapshot
         self.serials: dict[str, int] = {}             # match -> serial of that snapshot
         self.finished: set[str] = set()
+        self.rated = rated
+        #: the matches this runner plays now (``on_seats`` hears of every change)
+        self.playing: set[str] = set()
+        self.on_seats = on_seats or (lambda matches: None)
         self._serial = itertools.count(1)
 
     # ------------------------------------------------------------ pushes
@@ -247,7 +257,7 @@ class BotRunner:
             client.session.SessionClosed: the session ended.
         """
         known = set(self.latest)
-        await self._request_until_sent(Queue(game=self.game, options=self.options))
+        await self._request_until_sent(self._queue_request())
         self.on_event(f"queued for {self.game}: waiting for an opponent")
         reconnects = self.session.reconnects
         while True:
@@ -263,7 +273,7 @@ class BotRunner:
                 # The drop took us out of the queue: queue again.
                 reconnects = self.session.reconnects
                 try:
-                    await self.session.request(Queue(game=self.game, options=self.options))
+                    await self.session.request(self._queue_request())
                     self.on_event(f"queued for {self.game} again after reconnecting")
                 except ServerError as exc:
                     if exc.code != "already_seated":
@@ -282,7 +292,8 @@ class BotRunner:
             ServerError: the server refused the create request.
         """
         reply = await self.session.request(
-            Create(game=self.game, options=self.options, bot=server_bot, seat=seat))
+            Create(game=self.game, options=self.options, bot=server_bot, seat=seat,
+                   rated=True if self.rated else None))
         (announce or self.on_event)(f"created match {reply['match']} (seat {reply['seat']})")
         return await self.play_match(reply["match"], reply["seat"])
 
@@ -295,6 +306,26 @@ class BotRunner:
         reply = await self.session.request(Join(match=match, seat=seat))
         self.on_event(f"joined match {reply['match']} (seat {reply['seat']})")
         return await self.play_match(reply["match"], reply["seat"])
+
+    def _queue_request(self) -> Queue:
+        return Queue(game=self.game, options=self.options, rated=True if self.rated else None)
+
+    async def resume_seats(self, remembered: Iterable[str], wait: float = 3.0
+                           ) -> list[tuple[str, int]]:
+        """After resuming a session: the (match, seat) pairs it still plays.
+
+        The server re-sends a snapshot of every match the session sits in right
+        after the welcome; this waits (at most ``wait`` seconds) until one came for
+        each of the ``remembered`` matches, and returns those that are not over.
+        """
+        pending = set(remembered)
+        with trio.move_on_after(wait):
+            while pending - set(self.latest):
+                await self._next_push()
+        self._drain()
+        return sorted((m, s["seat"]) for m, s in self.latest.items()
+                      if s.get("seat") is not None and s["status"] != "finished"
+                      and s["game"] == self.game)
 
     async def _request_until_sent(self, msg: Queue) -> dict[str, Any]:
         while True:
@@ -315,6 +346,16 @@ class BotRunner:
                 (those are recovered from by waiting for the next snapshot).
             client.session.SessionClosed: the session ended.
         """
+        self.playing.add(match)
+        self.on_seats(set(self.playing))
+        try:
+            return await self._play(match, seat)
+        finally:
+            self.playing.discard(match)
+            if match in self.finished:
+                self.on_seats(set(self.playing))
+
+    async def _play(self, match: str, seat: int) -> MatchResult:
         start_reconnects = self.session.reconnects
         consumed = 0        # serial of the last snapshot acted on (or skipped)
         accepted_seq = -1   # seq of our last accepted intent
@@ -372,7 +413,8 @@ async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
                options: Mapping[str, Any] | None = None, think: float = 0.0,
                on_event: Callable[[str], None] | None = None,
                session_options: Mapping[str, Any] | None = None,
-               summary: Summary | None = None) -> Summary:
+               summary: Summary | None = None, rated: bool = False,
+               memory: SessionMemory | None = None) -> Summary:
     """Connect, play ``matches`` matches with ``bot``, return the summary.
 
     Args:
@@ -383,6 +425,11 @@ async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
             (e.g. ``connect`` for tests, ``backoff``); ``reconnect`` defaults on.
         summary: a :class:`Summary` to fill in as matches end (so a caller
             that is interrupted still has the finished ones); default: a new one.
+        rated: queue for (or create) rated matches; log in with
+            ``session_options={"auth": ...}``.
+        memory: what to remember across restarts (:class:`client.state.SessionMemory`):
+            its resume token is sent, the new one saved, and the matches it sat in
+            are played to their end first (each counts as one of ``matches``).
 
     Raises:
         ValueError: bad mode, game, or match count.
@@ -401,17 +448,55 @@ async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
         opts["on_state"] = _state_reporter(on_event)
     opts.update(session_options or {})
     summary = Summary() if summary is None else summary
-    async with open_session(host, port, name=name, **opts) as session:
-        runner = BotRunner(session, bot, game, think=think, options=options, on_event=on_event)
-        for _ in range(1 if mode == "join" else matches):
-            if mode == "queue":
-                summary.results.append(await runner.queue_match())
-            elif mode == "create":
-                summary.results.append(await runner.create_match(server_bot, seat))
-            else:
-                assert match is not None
-                summary.results.append(await runner.join_match(match, seat))
+    say = on_event or (lambda text: log.info("%s", text))
+    if memory is not None:
+        opts.setdefault("token", memory.remembered.resume)
+        if memory.remembered.api_token and "auth" not in opts:
+            opts["auth"] = {"api_token": memory.remembered.api_token}
+    try:
+        async with open_session(host, port, name=name, **opts) as session:
+            await _play_session(session, bot, game, matches, mode, match, seat, server_bot,
+                                options, think, on_event, say, summary, rated, memory)
+    except ServerError as exc:
+        if exc.code != "bad_token" or not opts.get("token"):
+            raise
+        say("the server no longer knows our session: starting a new one")
+        opts["token"] = None
+        if memory is not None:
+            memory.welcomed(None)
+        async with open_session(host, port, name=name, **opts) as session:
+            await _play_session(session, bot, game, matches, mode, match, seat, server_bot,
+                                options, think, on_event, say, summary, rated, memory)
     return summary
+
+
+async def _play_session(session: Session, bot: Any, game: str, matches: int, mode: str,
+                        match: str | None, seat: int | None, server_bot: str | None,
+                        options: Mapping[str, Any] | None, think: float,
+                        on_event: Callable[[str], None] | None, say: Callable[[str], None],
+                        summary: Summary, rated: bool, memory: SessionMemory | None) -> None:
+    """The body of :func:`play` on an open session."""
+    runner = BotRunner(session, bot, game, think=think, options=options, on_event=on_event,
+                       rated=rated, on_seats=memory.seated if memory is not None else None)
+    back: list[tuple[str, int]] = []
+    if memory is not None:
+        memory.welcomed(session.token)
+        if session.resumed:
+            back = await runner.resume_seats(memory.remembered.matches)
+            for found, found_seat in back:
+                say(f"back in match {found} (seat {found_seat})")
+            for found, found_seat in back:
+                summary.results.append(await runner.play_match(found, found_seat))
+    if mode == "join":
+        assert match is not None
+        if match not in {m for m, _ in back}:
+            summary.results.append(await runner.join_match(match, seat))
+        return
+    for _ in range(matches - len(back)):
+        if mode == "queue":
+            summary.results.append(await runner.queue_match())
+        else:
+            summary.results.append(await runner.create_match(server_bot, seat))
 
 
 def _state_reporter(on_event: Callable[[str], None]) -> Callable[[SessionState], None]:
