@@ -13,7 +13,8 @@ What it does, checking each screen with ``tmux capture-pane``:
    game goes on where it was;
 6. alice resigns, creates a War match against the server's bot, flips battles,
    turns auto-flip on, and the window is resized to 120x40 and redrawn;
-7. both clients quit with Ctrl-C and exit with status 0.
+7. both clients quit with Ctrl-C (twice where still seated: it asks first) and exit
+   with status 0.
 
 Usage: ``scripts/tmux_e2e.py [--keep]`` (``--keep`` leaves the tmux sessions
 open for a look). Exits 0 when every check passed, 1 with the failing screen
@@ -293,6 +294,9 @@ def run(keep: bool) -> None:
         alice.keys("Escape")
         for pane in panes:
             pane.keys("C-c")
+            if pane.wait(r"CLIENT-EXITED-0|q again quits", "a clean exit or the question"
+                         ).group(0) != "CLIENT-EXITED-0":
+                pane.keys("C-c")  # still seated in a running match: it asked first
             pane.wait(r"CLIENT-EXITED-0", "a clean exit")
         for pane in panes:
             err = Path(tempfile.gettempdir(), f"{pane.session}.err")

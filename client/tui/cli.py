@@ -1,6 +1,14 @@
 """The `cardclient` command: the full-screen terminal client for players.
 
     cardclient connect HOST:PORT [--name NAME] [--no-color]
+                                 [--login | --register] [--remember-login] [--forget]
+
+It remembers its session per server and name (client/state.py): started again
+after Ctrl-C, a crash or a closed terminal, it takes its seats back and says
+which matches it is back in. ``--login`` asks for the account's password,
+``--register`` registers the name (asking for a new password twice), and
+``--remember-login`` keeps the login (as an API token, never the password) for
+later runs; ``--forget`` drops everything remembered for this server and name.
 
 Keys: press ``?`` in the client, or see README.md ("cardclient"). Log records go to
 the file named by the ``CARDCLIENT_LOG`` environment variable (nowhere by default).
@@ -16,6 +24,7 @@ import os
 import signal
 import sys
 from functools import partial
+from typing import Any
 
 from client.address import parse_address
 from protocol.version import __version__
@@ -45,6 +54,17 @@ def build_parser() -> argparse.ArgumentParser:
                          help="your display name, 1..32 characters [default: your login name]")
     connect.add_argument("--no-color", action="store_true",
                          help="draw without colour (also when the NO_COLOR variable is set)")
+    how = connect.add_mutually_exclusive_group()
+    how.add_argument("--login", action="store_true",
+                     help="log in to the account NAME (asks for its password)")
+    how.add_argument("--register", action="store_true",
+                     help="register NAME as an account (asks for a new password)")
+    connect.add_argument("--remember-login", action="store_true",
+                         help="remember the login for later runs (an API token, never the "
+                              "password)")
+    connect.add_argument("--forget", action="store_true",
+                         help="forget the remembered session and login for this server and "
+                              "name: start afresh")
     return parser
 
 
@@ -73,9 +93,20 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= len(name) <= 32:
         parser.error("--name must be 1..32 characters")
     color = not ns.no_color and not os.environ.get("NO_COLOR")
+    from client.state import ClientState, SessionMemory
+
+    memory = SessionMemory(ClientState(), f"{host}:{port}", name, forget=ns.forget,
+                           warn=lambda text: print(f"cardclient: {text}", file=sys.stderr))
+    try:
+        login = _ask_login(ns, name, bool(memory.remembered.api_token))
+    except (EOFError, KeyboardInterrupt):
+        return 1
+    except ValueError as exc:
+        print(f"cardclient: {exc}", file=sys.stderr)
+        return 2
     _quiet_logging()
     try:
-        asyncio.run(run_client(host, port, name, color=color))
+        asyncio.run(run_client(host, port, name, color=color, memory=memory, login=login))
     except KeyboardInterrupt:
         pass
     except Exception as exc:  # never a traceback for the player
@@ -87,9 +118,32 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _ask_login(ns: argparse.Namespace, name: str, remembered: bool) -> Any:
+    """The login the command line asks for, with the password typed at a prompt
+    (never echoed, never stored).
+
+    Raises:
+        ValueError: the two new passwords differ, or one is empty.
+    """
+    from client.tui.runner import Login
+
+    if ns.login and not remembered:
+        return Login(password=getpass.getpass(f"password for {name}: "),
+                     remember=ns.remember_login)
+    if ns.register:
+        first = getpass.getpass(f"new password for {name}: ")
+        if not first:
+            raise ValueError("the password may not be empty")
+        if getpass.getpass("the same password again: ") != first:
+            raise ValueError("the two passwords differ")
+        return Login(register=first, remember=ns.remember_login)
+    return Login(remember=ns.remember_login)
+
+
 async def run_client(host: str | None, port: int | None, name: str, *, color: bool = True,
                      input: object = None, output: object = None, connect: object = None,
-                     backoff: object = None) -> None:
+                     backoff: object = None, memory: object = None,
+                     login: object = None) -> None:
     """Run the client until the player quits (the trio side as a guest of asyncio).
 
     Args:
@@ -98,6 +152,8 @@ async def run_client(host: str | None, port: int | None, name: str, *, color: bo
         color: False for plain text.
         input, output, connect, backoff: for tests (pipe input, DummyOutput, a stream
             factory, a short backoff).
+        memory: what to remember across runs (a :class:`client.state.SessionMemory`).
+        login: a :class:`client.tui.runner.Login` (password, registration).
     """
     from client.tui.app import build_app
     from client.tui.controller import Controller
@@ -114,7 +170,8 @@ async def run_client(host: str | None, port: int | None, name: str, *, color: bo
     except (NotImplementedError, RuntimeError, ValueError):
         pass  # no signal support here (not the main thread, or not Unix)
     await run_with_trio_guest(app, partial(network_main, controller, bridge, host, port, name,
-                                           connect=connect, backoff=backoff))
+                                           connect=connect, backoff=backoff, memory=memory,
+                                           login=login))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import trio
 
 from client.tui import form as form_fns
+from client.tui import ratings_screen
 from client.tui import selection as sel
 from client.tui.ds_view import choices
 from client.tui.model import MatchView, Model, error_words
@@ -63,7 +64,7 @@ class Controller:
         """Act on one key press (see :mod:`client.tui.keys` for the map)."""
         m = self.model
         if key == "c-c":
-            self.quit()
+            self.quit(confirmed=m.confirm_quit)
             return
         if m.overlay == "help":
             if key in (" ", "pagedown") and \
@@ -83,6 +84,14 @@ class Controller:
             self._legal_key(key)
         elif m.overlay == "chat":
             self._chat_key(key)
+        elif m.overlay == "ratings":
+            ratings_screen.handle_key(m, key, self.load_ratings)
+        elif m.confirm_quit:
+            m.confirm_quit = False
+            if key in ("q", "y", "c-c"):
+                self.quit(confirmed=True)
+            else:
+                m.say("still here")
         elif m.overlay == "stacks":
             if key in ("escape", "v", "enter", "q"):
                 m.overlay = None
@@ -98,10 +107,29 @@ class Controller:
             self._match_key(key)
         self.invalidate()
 
-    def quit(self) -> None:
-        """Stop the client (the seats stay held for the server's grace period)."""
-        self.model.quitting = True
+    def quit(self, confirmed: bool = True) -> None:
+        """Stop the client (the seats stay held for the server's grace period, and a
+        restarted client resumes them). Unless ``confirmed``, a client that sits in
+        running matches asks first: the next ``q`` (or Ctrl-C) quits."""
+        m = self.model
+        seated = m.seated_matches()
+        if seated and not confirmed:
+            m.confirm_quit = True
+            m.say(f"you sit in {len(seated)} running match{'es' if len(seated) > 1 else ''} "
+                  f"({', '.join(seated)}): q again quits (run cardclient again within the "
+                  "grace period to take your seats back), any other key stays", error=True)
+            self.invalidate()
+            return
+        m.quitting = True
         self.on_quit()
+
+    def load_ratings(self, screen: ratings_screen.RatingsScreen) -> None:
+        """Fetch a leaderboard or profile screen's data on the trio side."""
+        self.submit(lambda: self._load_ratings(screen))
+
+    async def _load_ratings(self, screen: ratings_screen.RatingsScreen) -> None:
+        await ratings_screen.load(self.model, screen, self.call)
+        self.invalidate()
 
     # -- lobby ---------------------------------------------------------------
 
@@ -113,7 +141,13 @@ class Controller:
         elif key == "down":
             m.lobby_cursor = min(m.lobby_cursor + 1, max(len(rows) - 1, 0))
         elif key == "q":
-            self.quit()
+            self.quit(confirmed=False)
+        elif key == "L":
+            board = ratings_screen.open_leaderboard(m)
+            if board is not None:
+                self.load_ratings(board)
+        elif key == "P":
+            self.load_ratings(ratings_screen.open_profile(m, m.name))
         elif key == "r":
             self.submit(self.refresh)
         elif key == "c":

@@ -6,7 +6,8 @@ from __future__ import annotations
 KEYMAP: tuple[tuple[str, str, str], ...] = (
     ("any", "?  F1", "show or hide this help"),
     ("any", "Esc", "close an overlay, cancel a selection"),
-    ("any", "Ctrl-C", "quit (leaves the seats to their grace period)"),
+    ("any", "Ctrl-C", "quit (asks first while you sit in a running match; started again, "
+                      "cardclient takes its seats back)"),
     ("lobby", "Up/Down", "move through the matches"),
     ("lobby", "Enter", "open the match: back to your own, join an open seat, else watch"),
     ("lobby", "c", "create a match (game, options, server bot opponent, seat, timer)"),
@@ -15,8 +16,10 @@ KEYMAP: tuple[tuple[str, str, str], ...] = (
     ("lobby", "m", "queue for matchmaking (choose the game)"),
     ("lobby", "u", "leave the matchmaking queue"),
     ("lobby", "r", "refresh the lobby"),
+    ("lobby", "L", "leaderboard (Left/Right game, PgUp/PgDn page, Enter a player's profile)"),
+    ("lobby", "P", "your profile: ratings per game, recent matches (PgUp/PgDn)"),
     ("lobby", "Tab", "back to the match you are in"),
-    ("lobby", "q", "quit"),
+    ("lobby", "q", "quit (asks first while you sit in a running match)"),
     ("match", "Tab", "back to the lobby (you keep your seat)"),
     ("match", "x", "leave the match (press twice: resigns a running match)"),
     ("match", "l", "numbered list of every legal move; type its number, Enter"),

@@ -7,6 +7,7 @@ from typing import Any
 from client.tui import form as form_fns
 from client.tui.layout import Block, Line, boxed, fit, text
 from client.tui.model import Model
+from client.tui.ratings_view import rating_text
 
 
 def _players(summary: dict[str, Any]) -> str:
@@ -16,6 +17,8 @@ def _players(summary: dict[str, Any]) -> str:
             name = str(p["name"])
             if p.get("bot") and "bot" not in name:
                 name += f" (bot {p['bot']})"
+            if "rating" in p:
+                name += f" ({rating_text(p['rating'], p.get('provisional'))})"
             if not p.get("connected", True):
                 name += " (away)"
         elif p.get("bot"):
@@ -37,8 +40,9 @@ def match_row(summary: dict[str, Any], cells: int) -> str:
     label = {"waiting": "open", "active": "running"}.get(status, status)
     watchers = summary.get("spectators") or 0
     eye = f" +{watchers} watching" if watchers else ""
+    rated = " [rated]" if summary.get("rated") else ""
     row = (f"{str(summary.get('match', '?'))[:10]:<10} {str(summary.get('game', '?')):<14} "
-           f"{label:<8} {_players(summary)}{eye}")
+           f"{label:<8} {_players(summary)}{rated}{eye}")
     opts = _options(summary)
     if opts and len(row) + len(opts) + 3 < cells:
         row += f"  [{opts}]"

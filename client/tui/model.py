@@ -14,6 +14,7 @@ from typing import Any
 
 from client.tui import events as event_text
 from client.tui.fair import shuffle_line
+from client.tui.ratings_view import rating_change_lines, rating_text
 
 #: How many log lines a match keeps.
 LOG_LINES = 300
@@ -109,9 +110,17 @@ class Model:
     chat_input: str = ""  # the chat line being typed
     queue_pick: int = 0  # game index for matchmaking picker
     quitting: bool = False
+    confirm_quit: bool = False  # "q" pressed while seated: the next "q" quits
+    ratings: Any = None  # the leaderboard / profile screen's state (ratings_screen)
     size: tuple[int, int] = (80, 24)  # the terminal's cells and rows at the last draw
 
     # -- derived -----------------------------------------------------------------
+
+    def seated_matches(self) -> list[str]:
+        """The matches this client holds a seat in that are not over yet."""
+        return sorted(m for m, mv in self.views.items()
+                      if mv.seat is not None and mv.snapshot is not None
+                      and mv.snapshot.get("status") != "finished")
 
     @property
     def view(self) -> MatchView | None:
@@ -147,6 +156,8 @@ def player_names(snapshot: dict[str, Any]) -> dict[int, str]:
             continue
         if p.get("name"):
             out[seat] = str(p["name"])
+            if "rating" in p:  # a rated match: the rating next to the name
+                out[seat] += f" ({rating_text(p['rating'], p.get('provisional'))})"
         elif p.get("bot"):
             out[seat] = f"bot:{p['bot']}"
         else:
@@ -208,6 +219,7 @@ def _apply_snapshot(model: Model, msg: dict[str, Any], now: float | None = None)
         mv.log.append(event_text.describe_start(msg, names))
     if msg.get("status") == "finished" and (old is None or old.get("status") != "finished"):
         mv.log.append(event_text.describe_result(msg, names))
+        mv.log.extend(rating_change_lines(msg.get("result"), msg.get("seat")))
         check = shuffle_line(msg)
         if check:
             mv.log.append(check)

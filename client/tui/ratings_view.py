@@ -64,13 +64,15 @@ def render_leaderboard(board: dict[str, Any] | None, cells: int, rows: int) -> B
     entries = board.get("entries") or []
     lines: Block = [text(f"{'#':>4}  {'name':<26} {'rating':>7} {'rd':>5} {'games':>5}  w/l/d",
                          "class:dim")]
-    for e in entries[:max(rows - 5, 1)]:
+    cursor = board.get("cursor")
+    for i, e in enumerate(entries[:max(rows - 5, 1)]):
         name = str(e.get("name", "?")) + (" (bot)" if e.get("bot") else "")
         mark = "?" if e.get("provisional") else " "
         lines.append(text(
             f"{e.get('rank', 0):>4}  {name[:26]:<26} {float(e.get('rating', 0)):>7.1f}{mark}"
             f"{float(e.get('rd', 0)):>5.0f} {e.get('games', 0):>5}  "
-            f"{e.get('wins', 0)}/{e.get('losses', 0)}/{e.get('draws', 0)}"))
+            f"{e.get('wins', 0)}/{e.get('losses', 0)}/{e.get('draws', 0)}",
+            "class:cursor" if i == cursor else ""))
     if not entries:
         lines.append(text("  (nobody has played a rated match of this game yet)"))
     lines.append(text(""))

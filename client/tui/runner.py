@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import platform
 import random
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import trio
@@ -36,11 +38,31 @@ from client.session import (
     StreamFactory,
     open_session,
 )
+from client.state import SessionMemory
 from client.tui.controller import Controller
 from client.tui.model import Model, apply_message
 from protocol.errors import ProtocolError
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Login:
+    """How the command line asked to log in (never stored: see ``SessionMemory``).
+
+    Attributes:
+        password: log in with this password.
+        register: register the name with this password once connected as a guest.
+        remember: remember the login as an API token for later runs.
+    """
+
+    password: str | None = None
+    register: str | None = None
+    remember: bool = False
+
+    def auth(self) -> dict[str, str] | None:
+        """The ``hello.auth`` to send, if any."""
+        return {"password": self.password} if self.password else None
 
 Job = Callable[[], Awaitable[None]]
 
@@ -82,8 +104,13 @@ class TrioBridge:
 async def network_main(controller: Controller, bridge: TrioBridge, host: str | None,
                        port: int | None, name: str, *, connect: StreamFactory | None = None,
                        backoff: Backoff | None = None, ping_interval: float = PING_INTERVAL,
-                       seed: int | None = None) -> None:
+                       seed: int | None = None, memory: SessionMemory | None = None,
+                       login: Login | None = None) -> None:
     """Run the client's connection until cancelled (the app quitting cancels it).
+
+    With ``memory`` the first hello resumes the remembered session (a restarted
+    client takes its seats back and says which matches it is back in), and the
+    resume token, the seats and (if asked) the login are remembered as they change.
 
     Never raises for network trouble: it is shown on the status line and retried.
     """
@@ -93,6 +120,11 @@ async def network_main(controller: Controller, bridge: TrioBridge, host: str | N
     backoff = backoff or Backoff()
     rng = random.Random(seed)
     attempt = 0
+    login = login or Login()
+    token = memory.remembered.resume if memory is not None else None
+    auth = login.auth()
+    if auth is None and memory is not None and memory.remembered.api_token:
+        auth = {"api_token": memory.remembered.api_token}
     async with trio.open_nursery() as jobs:
         jobs.start_soon(_run_jobs, bridge, jobs, model)
 
@@ -118,21 +150,29 @@ async def network_main(controller: Controller, bridge: TrioBridge, host: str | N
             try:
                 async with open_session(host, port, name=name, connect=connect, reconnect=True,
                                         backoff=backoff, ping_interval=ping_interval,
-                                        on_state=on_state, seed=seed) as session:
+                                        on_state=on_state, seed=seed, token=token,
+                                        auth=auth) as session:
                     if attempt:
                         model.say(f"connected to {model.conn.server}")
                     attempt = 0
                     model.conn.state, model.conn.detail = "connected", ""
                     welcome = session.welcome or {}
                     model.name = str(welcome.get("name") or name)
-                    if sessions and model.views:
+                    if sessions and model.views and not session.resumed:
                         forget_matches(model)
                     sessions += 1
-                    await _serve_session(controller, session)
+                    token = session.token
+                    await _serve_session(controller, session, memory, login)
                     reason = session.close_reason or "closed"
             except ServerError as exc:
                 reason = exc.code
                 model.say(f"the server refused us: {exc.message} [{exc.code}]", error=True)
+                if exc.code == "bad_token" and token is not None:
+                    token = None  # the server forgot the session: a new one, at once
+                    if memory is not None:
+                        memory.welcomed(None)
+                    model.say("the server no longer knew our session: starting a new one")
+                    continue
                 if exc.code not in ("too_many_connections", "server_shutdown", "bad_token"):
                     model.conn.state, model.conn.detail = "closed", exc.code
                     controller.invalidate()
@@ -182,7 +222,9 @@ async def _guarded(job: Job, model: Model | None = None) -> None:
             model.say(f"that did not work: {type(exc).__name__}: {exc}", error=True)
 
 
-async def _serve_session(controller: Controller, session: Any) -> None:
+async def _serve_session(controller: Controller, session: Any,
+                         memory: SessionMemory | None = None, login: Login | None = None
+                         ) -> None:
     """Wire one open session to the controller until the session ends."""
 
     async def request(msg: dict[str, Any]) -> dict[str, Any]:
@@ -198,15 +240,60 @@ async def _serve_session(controller: Controller, session: Any) -> None:
 
     controller.request = request
     model = controller.model
+    if memory is not None:
+        memory.welcomed(session.token)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_watch_rtt, controller, session)
         nursery.start_soon(_poll_lobby, controller)
         nursery.start_soon(controller.refresh)
         nursery.start_soon(_tick_timers, controller)
+        if memory is not None and session.resumed:
+            nursery.start_soon(_announce_seats, controller, memory.remembered.matches)
+        if login is not None:
+            nursery.start_soon(_account_steps, controller, session, memory, login)
         async for msg in session.pushes:
             apply_message(model, msg, time.monotonic())
+            if memory is not None:
+                memory.seated(model.seated_matches())
             controller.invalidate()
         nursery.cancel_scope.cancel()
+
+
+async def _announce_seats(controller: Controller, remembered: tuple[str, ...],
+                          wait: float = 3.0) -> None:
+    """After a resume: say which matches the client is back in (once their snapshots
+    came, at most ``wait`` seconds)."""
+    model = controller.model
+    with trio.move_on_after(wait):
+        while set(remembered) - set(model.views):
+            await trio.sleep(0.05)
+    back = model.seated_matches()
+    if back:
+        model.say(f"back in match{'es' if len(back) > 1 else ''} {', '.join(back)}: "
+                  "your seat was kept for you")
+    controller.invalidate()
+
+
+async def _account_steps(controller: Controller, session: Any,
+                         memory: SessionMemory | None, login: Login) -> None:
+    """What the command line asked of the account once connected: register the name,
+    and remember the login (an API token, never the password)."""
+    model = controller.model
+    account = (session.welcome or {}).get("account")
+    if login.register is not None and account is None:
+        reply = await controller.call({"type": "register", "password": login.register})
+        if reply is None:
+            return
+        account = reply.get("account")
+        model.say(f"registered the account {account.get('name') if account else model.name}")
+    if login.remember and account is not None and memory is not None \
+            and not memory.remembered.api_token:
+        reply = await controller.call({"type": "token_create",
+                                       "label": f"cardclient {platform.node()}"[:64]})
+        if reply is not None:
+            memory.remember_login(str(reply["api_token"]))
+            model.say("logged in; this login is remembered (cardclient ... --forget drops it)")
+    controller.invalidate()
 
 
 async def _watch_rtt(controller: Controller, session: Any) -> None:

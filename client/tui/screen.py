@@ -9,7 +9,7 @@ and is simply drawn again after a resize.
 
 from __future__ import annotations
 
-from client.tui import ds_view, keys, lobby_view, war_view
+from client.tui import ds_view, keys, lobby_view, ratings_screen, war_view
 from client.tui import selection as sel
 from client.tui.layout import Block, Line, boxed, fit, fit_block, text, width
 from client.tui.model import Model, player_names
@@ -102,6 +102,8 @@ def overlay(model: Model, cells: int, rows: int) -> Block:
         footer = (f"page {model.help_page % len(pages) + 1}/{len(pages)}: Space for more, "
                   "any other key closes" if len(pages) > 1 else "any key closes this help")
         return boxed("Keys", [*(text(x) for x in page), text(footer, "class:dim")], box_cells)
+    if model.overlay == "ratings":
+        return ratings_screen.render(model, box_cells, rows)
     if model.overlay == "form":
         return lobby_view.render_form(model, box_cells)
     if model.overlay == "chat":
