@@ -12,7 +12,10 @@ pane helpers are those of ``scripts/tmux_e2e.py``):
 4. ``cardclient`` started again with the same name says which match it is back
    in, shows that War match where it was, and flips on;
 5. ``q`` asks first (she still sits in a running match), ``q`` again quits with
-   status 0; ``--forget`` then starts afresh in the lobby.
+   status 0; ``--forget`` then starts afresh in the lobby;
+6. bob registers with ``--register --remember-login`` (the password typed twice at
+   the prompt) and quits; with his session forgotten, ``cardclient`` logs him in
+   again with the remembered API token.
 
 Usage: ``scripts/tmux_resume.py [--keep]``. Exits 0 when every check passed, 1 with
 the failing screen otherwise, 77 when tmux is not installed.
@@ -45,6 +48,13 @@ class Client(e2e.Pane):
                    f"{' '.join(flags)} 2>{session}.err; echo CLIENT-EXITED-$?; sleep 30")
         e2e.tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "24",
                  "-c", str(tempfile.gettempdir()), command)
+
+
+def _client_state():
+    sys.path.insert(0, str(e2e.ROOT))
+    import client.state
+
+    return client.state
 
 
 def flip_battles(pane: e2e.Pane, count: int) -> int:
@@ -119,7 +129,32 @@ def run(keep: bool) -> None:
             raise e2e.Failed(f"--forget still resumed:\n{fresh.screen()}")
         fresh.keys("q")
         fresh.wait(r"CLIENT-EXITED-0", "a clean exit without asking")
-        print(f"forget: ok\ntmux_resume: all checks passed in {time.monotonic() - started:.1f} s")
+        print("forget: ok")
+
+        # bob registers at the prompt and has the login remembered (an API token)
+        bob = Client(f"{tag}d", "bob", port, "--register", "--remember-login")
+        panes.append(bob)
+        bob.wait(r"new password for bob:", "the password prompt")
+        bob.keys("s3cret horse", "Enter")
+        bob.wait(r"the same password again:", "the second prompt")
+        bob.keys("s3cret horse", "Enter")
+        bob.wait(r"this login is remembered", "the remembered login")
+        bob.keys("q")
+        bob.wait(r"CLIENT-EXITED-0", "a clean exit")
+        store = _client_state().ClientState(work / "state" / "cardclient")
+        remembered = store.load(f"127.0.0.1:{port}", "bob")
+        if not (remembered.api_token or "").startswith("cst_"):
+            raise e2e.Failed(f"no API token remembered for bob: {remembered}")
+        for path in (work / "state").rglob("*"):
+            if path.is_file() and "s3cret" in path.read_text():
+                raise e2e.Failed(f"the password is in {path}")
+        store.update(f"127.0.0.1:{port}", "bob", resume=None)  # as if the session expired
+        again = Client(f"{tag}e", "bob", port)
+        panes.append(again)
+        again.wait(r"logged in as bob", "the login with the remembered token")
+        again.keys("q")
+        again.wait(r"CLIENT-EXITED-0", "a clean exit")
+        print(f"login: ok\ntmux_resume: all checks passed in {time.monotonic() - started:.1f} s")
     finally:
         if not keep:
             for pane in panes:

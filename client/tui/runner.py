@@ -242,6 +242,10 @@ async def _serve_session(controller: Controller, session: Any,
     model = controller.model
     if memory is not None:
         memory.welcomed(session.token)
+    account = (session.welcome or {}).get("account")
+    if account:
+        model.say(f"logged in as {account.get('name')}"
+                  + (" (a bot account)" if account.get("bot") else ""))
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_watch_rtt, controller, session)
         nursery.start_soon(_poll_lobby, controller)

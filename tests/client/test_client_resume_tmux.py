@@ -1,5 +1,6 @@
 """Runs scripts/tmux_resume.py: a real `cardclient` in tmux whose terminal is closed
-mid-match, started again: back in its match, asking before it quits (#14)."""
+mid-match, started again: back in its match, asking before it quits; a registration
+at the password prompt and a remembered login (#14)."""
 
 from __future__ import annotations
 
@@ -20,5 +21,5 @@ def test_a_restarted_cardclient_takes_its_seat_back() -> None:
     if done.returncode == 77:
         pytest.skip("tmux_resume: tmux not usable here")
     assert done.returncode == 0, done.stdout + done.stderr
-    for step in ("play: ok", "resume: ok", "ask: ok", "forget: ok"):
+    for step in ("play: ok", "resume: ok", "ask: ok", "forget: ok", "login: ok"):
         assert step in done.stdout, done.stdout
