@@ -11,20 +11,30 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from engine.core import RuleError
 from engine.registry import game_names, get_game
 from protocol.errors import Refusal
 from server import profiles
-from server.accounts import AccountError
+from server.accounts import AccountError, Accounts
 from server.session import Session
-from server.store import AccountRecord, ApiTokenRecord
-
-if TYPE_CHECKING:
-    from server.lobby import Lobby
+from server.store import AccountRecord, ApiTokenRecord, Store
 
 log = logging.getLogger("cardserver.accounts")
+
+
+class Lobby(Protocol):
+    """What these handlers need of the lobby."""
+
+    store: Store
+    accounts: Accounts
+
+    def reply(self, session: Session, rid: int | None, **fields: Any) -> None:
+        """Answer ``ok`` with ``fields``."""
+
+    def close_session(self, session: Session, reason: str, message: str) -> None:
+        """Close the session's connection with ``bye``."""
 
 
 def refusal(exc: AccountError) -> Refusal:
@@ -155,7 +165,7 @@ async def leaderboard(lobby: Lobby, session: Session, rid: int | None,
     lobby.reply(session, rid, game=game, entries=entries)
 
 
-_Route = Callable[["Lobby", Session, "int | None", dict[str, Any]], Awaitable[None]]
+_Route = Callable[[Lobby, Session, "int | None", dict[str, Any]], Awaitable[None]]
 
 #: Message type -> handler, merged into the lobby's routing table.
 ACCOUNT_ROUTES: dict[str, _Route] = {
