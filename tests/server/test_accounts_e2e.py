@@ -290,3 +290,31 @@ async def test_a_store_of_the_first_schema_keeps_its_matches(tmp_path: Path,
     assert welcome["type"] == "welcome" and welcome["resumed"]
     snap = await client.snapshot("m1")
     assert snap["status"] == "active" and snap["players"][0]["name"] == "alice"
+
+
+async def test_a_rated_match_survives_a_restart_and_still_rates(start_server: Start,
+                                                               connect: Connect) -> None:
+    server = await start_server()
+    clients: dict[str, TestClient] = {}
+    match, seats = await _rated_pair(server, connect, ("alice", "bob"), clients, {"cap": 30})
+    for client in seats.values():  # one battle each, so the match counts
+        snap = await client.snapshot(match, lambda m: m["status"] == "active")
+        await client.request("intent", match=match, seq=snap["seq"], intent={"type": "flip"})
+    tokens_ = {seat: c.welcome["token"] for seat, c in seats.items() if c.welcome}
+    server.shutdown()
+    with trio.fail_after(5):
+        await server.stopped.wait()
+
+    again = await start_server()  # the same store: the match comes back rated
+    assert again.lobby.matches[match].rated
+    resumed = {}
+    for seat, token in tokens_.items():
+        client, welcome = await _hello(again, "x", resume=token)
+        assert welcome["resumed"] and welcome["account"]["name"] == ("alice", "bob")[seat]
+        resumed[seat] = client
+    final = await play_to_end(resumed, match)
+    result = final[0]["result"]
+    want = rate_match(Rating(), Rating(), result["winner"])
+    assert [c["rating_after"] for c in result["ratings"]] == [w.rating for w in want]
+    board = (await resumed[0].expect_ok("leaderboard", game="war"))["entries"]
+    assert {e["name"] for e in board} == {"alice", "bob"}
