@@ -341,7 +341,8 @@ class Lobby:
             await self._queue_rated(session, rid, game, options)
             return
         waiting = self.queues.setdefault(game, [])
-        partner = next((i for i, (s, o) in enumerate(waiting) if o == options), None)
+        partner = next((i for i, (s, o) in enumerate(waiting)
+                        if o == options and not _same_account(s, session)), None)
         if partner is None:
             waiting.append((session, options))
             session.queued.add(game)
@@ -436,6 +437,11 @@ class Lobby:
             await match.submit(command, session)
         except MatchClosed:
             raise Refusal("no_such_match", f"match {match.id} is closed", "match") from None
+
+
+def _same_account(a: Session, b: Session) -> bool:
+    """Two sessions of one account (never paired with each other)."""
+    return a.account is not None and b.account is not None and a.account.id == b.account.id
 
 
 _Route = Callable[[Lobby, Session, "int | None", dict[str, Any]], Awaitable[None]]

@@ -267,6 +267,12 @@ async def test_the_rated_queue_pairs_by_rating(start_server: Start, connect: Con
     assert (await twin.expect_ok("matches"))["rated_queues"]["war"] == 2
     await clients["high"].expect_ok("unqueue", game="war")
     assert (await twin.expect_ok("matches"))["rated_queues"]["war"] == 1
+    # nor in the casual queue, which is apart from the rated one
+    await twin.expect_ok("unqueue")
+    await clients["high"].expect_ok("queue", game="war")
+    await twin.expect_ok("queue", game="war")
+    waiting = await twin.expect_ok("matches")
+    assert waiting["queues"]["war"] == 2 and waiting["rated_queues"]["war"] == 0
 
 
 async def test_a_store_of_the_first_schema_keeps_its_matches(tmp_path: Path,
