@@ -45,6 +45,7 @@ from protocol.versions import negotiate
 from server.config import ServerConfig
 from server.ratelimit import TokenBucket
 from server.session import Message, Outbox, Session
+from server.store import AccountRecord
 
 log = logging.getLogger("cardserver.connection")
 
@@ -57,7 +58,11 @@ WRITE_BATCH = 64
 class Lobby(Protocol):
     """The calls a connection makes into the lobby (the fixed contract)."""
 
-    def new_session(self, name: str) -> tuple[Session, str]: ...
+    async def authenticate(self, name: str, auth: dict[str, Any] | None,
+                           address: str) -> tuple[str, AccountRecord | None]: ...
+
+    def new_session(self, name: str, account: AccountRecord | None = None
+                    ) -> tuple[Session, str]: ...
 
     def resume(self, token: str) -> Session: ...
 
@@ -245,8 +250,8 @@ class ClientConnection:
                 session = lobby.resume(hello.resume)
                 token = hello.resume
             else:
-                account = await lobby.authenticate(hello.name, hello.auth, self.host)
-                session, token = lobby.new_session(hello.name, account)
+                name, account = await lobby.authenticate(hello.name, hello.auth, self.host)
+                session, token = lobby.new_session(name, account)
         except ProtocolError as exc:
             _log_if_ours(exc, "handshake")
             self._close(exc.to_event(hello.id), f"handshake failed: {exc.code}")

@@ -110,9 +110,9 @@ class Lobby:
     # -- sessions ---------------------------------------------------------
 
     async def authenticate(self, name: str, auth: dict[str, Any] | None,
-                           address: str) -> AccountRecord | None:
-        """Check a hello's ``name`` and ``auth``: the account it logs in as, or None
-        for a guest (whose name must be free).
+                           address: str) -> tuple[str, AccountRecord | None]:
+        """Check a hello's ``name`` and ``auth``: the name to use (NFC) and the
+        account it logs in as, or None for a guest (whose name must be free).
 
         Raises:
             Refusal: ``bad_name``, ``name_taken`` (a guest with a registered name),
@@ -121,8 +121,7 @@ class Lobby:
         """
         try:
             if auth is None:
-                self.accounts.check_guest_name(name)
-                return None
+                return self.accounts.check_guest_name(name), None
             if ("password" in auth) == ("api_token" in auth):
                 raise RemoteProtocolError("bad_message", "auth holds exactly one of password "
                                           "or api_token", "auth")
@@ -133,7 +132,7 @@ class Lobby:
         except AccountError as exc:
             raise Refusal(exc.code, exc.message, exc.field) from None
         log.info("%s logged in as account %r", address, account.name)
-        return account
+        return account.name, account
 
     def new_session(self, name: str, account: AccountRecord | None = None
                     ) -> tuple[Session, str]:

@@ -88,6 +88,8 @@ async def test_register_login_wrong_password_and_name_theft(start_server: Start,
     bob = await connect(server, "bob")
     await bob.expect_error("bad_password", "register", password="")
     await bob.expect_error("not_registered", "change_password", old="", new="x")
+    _, welcome = await _hello(server, "e\u0301tienne")  # decomposed: shown composed (NFC)
+    assert welcome["name"] == "\u00e9tienne"
     for bad_name, why in (("p\u0430ypal", "scripts"), ("eve (bot)", "bot"),
                           ("\u2800", "invisible")):
         _, answer = await _hello(server, bad_name)
