@@ -525,7 +525,7 @@ class MatchCore:
             return
         if self.abandon == "bot":
             self._fx.members.append(Membership(seat.session, seat.index, False))
-            seat.session = None
+            seat.session = seat.account = seat.player = None
             seat.bot = self.rules.abandon_bot
             seat.name = f"{seat.name} ({seat.bot} bot)"
             self._fx.writes.append(SaveSeat(seat.record()))
