@@ -219,7 +219,11 @@ def _apply_snapshot(model: Model, msg: dict[str, Any], now: float | None = None)
         mv.log.append(event_text.describe_start(msg, names))
     if msg.get("status") == "finished" and (old is None or old.get("status") != "finished"):
         mv.log.append(event_text.describe_result(msg, names))
-        mv.log.extend(rating_change_lines(msg.get("result"), msg.get("seat")))
+        rating_lines = rating_change_lines(msg.get("result"), msg.get("seat"))
+        mv.log.extend(rating_lines)
+        mine = [line for line in rating_lines if line.startswith(("You:", "Rated match"))]
+        if mine:
+            model.say(f"{msg.get('game')} rating: {mine[0].removeprefix('You: ')}")
         check = shuffle_line(msg)
         if check:
             mv.log.append(check)

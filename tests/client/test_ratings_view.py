@@ -58,3 +58,23 @@ def test_profile_screen() -> None:
     assert "vs bob" in shown
     guest = block_text(render_profile({"name": "x", "registered": False}, 80, 20))
     assert "guest" in guest
+
+
+def test_the_end_of_a_rated_match_says_the_rating_change() -> None:
+    from client.tui.model import Model, apply_message
+
+    model = Model(name="alice")
+    snap = {"type": "snapshot", "match": "m1", "game": "war", "seq": 9, "seat": 0,
+            "view": {}, "legal": [], "status": "finished", "events": [],
+            "players": [{"seat": 0, "name": "alice", "connected": True, "bot": None,
+                         "registered": True, "rating": 1500.0, "provisional": True},
+                        {"seat": 1, "name": "bob", "connected": True, "bot": None,
+                         "registered": True, "rating": 1500.0, "provisional": True}],
+            "result": {"winner": 0, "reason": "resign", "rated": True, "ratings": [
+                {"seat": 0, "name": "alice", "rating_before": 1500.0, "rating_after": 1662.3},
+                {"seat": 1, "name": "bob", "rating_before": 1500.0, "rating_after": 1337.7}]}}
+    apply_message(model, snap)
+    log = "\n".join(model.views["m1"].log)
+    assert "You: 1500 -> 1662 (+162.3)" in log and "bob: 1500 -> 1338 (-162.3)" in log
+    assert model.notice == "war rating: 1500 -> 1662 (+162.3)"
+    assert "alice (1500?)" in log  # the rating next to the name
