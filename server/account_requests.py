@@ -29,6 +29,7 @@ class Lobby(Protocol):
 
     store: Store
     accounts: Accounts
+    sessions: dict[str, Session]
 
     def reply(self, session: Session, rid: int | None, **fields: Any) -> None:
         """Answer ``ok`` with ``fields``."""
@@ -126,14 +127,21 @@ async def tokens(lobby: Lobby, session: Session, rid: int | None, msg: dict[str,
 
 async def token_revoke(lobby: Lobby, session: Session, rid: int | None,
                        msg: dict[str, Any]) -> None:
-    """Revoke one of the account's API tokens at once."""
+    """Revoke one of the account's API tokens at once; the sessions that logged in
+    with it can no longer be resumed, and their connections are closed."""
     account = require_account(session)
     try:
-        lobby.accounts.revoke_token(account, msg["token"])
+        revoked = lobby.accounts.revoke_token(account, msg["token"])
     except AccountError as exc:
         raise refusal(exc) from None
-    log.info("account %r revoked API token %s", account.name, msg["token"])
+    log.info("account %r revoked API token %s (%d sessions ended)", account.name,
+             msg["token"], len(revoked))
     lobby.reply(session, rid)
+    for sid in revoked:
+        other = lobby.sessions.get(sid)
+        if other is not None and other is not session:
+            lobby.close_session(other, "logged_out", "the API token this session logged in "
+                                "with was revoked")
 
 
 async def set_bot(lobby: Lobby, session: Session, rid: int | None, msg: dict[str, Any]) -> None:

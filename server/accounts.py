@@ -241,8 +241,9 @@ class Accounts:
             self.store.set_password_hash(account.id, new_hash)
         return account
 
-    async def login_token(self, name: str, token: str, address: str) -> AccountRecord:
-        """The account ``name`` if ``token`` is one of its API tokens.
+    async def login_token(self, name: str, token: str, address: str
+                          ) -> tuple[AccountRecord, str]:
+        """The account ``name`` and the token's id, if ``token`` is one of its API tokens.
 
         Raises:
             AccountError: ``rate_limited``, ``bad_credentials`` (unknown or revoked
@@ -256,7 +257,7 @@ class Accounts:
             return self._failed(key, address)
         self.per_name.clear(key)
         self.store.touch_api_token(record.id, self.wall())
-        return account
+        return account, record.id
 
     async def _in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
         if self._hash_limiter is None:
@@ -336,15 +337,21 @@ class Accounts:
         """The account's tokens, oldest first (without the tokens themselves)."""
         return self.store.api_tokens(account.id)
 
-    def revoke_token(self, account: AccountRecord, token_id: str) -> None:
-        """Revoke one of the account's tokens at once.
+    def revoke_token(self, account: AccountRecord, token_id: str) -> list[str]:
+        """Revoke one of the account's tokens at once, and the resume tokens of the
+        sessions that logged in with it.
+
+        Returns:
+            The ids of those sessions (their connections should be closed).
 
         Raises:
             AccountError: ``no_such_token``.
         """
-        if not self.store.revoke_api_token(account.id, token_id):
+        sessions = self.store.revoke_api_token(account.id, token_id)
+        if sessions is None:
             raise AccountError("no_such_token", f"your account has no token {token_id!r}",
                                "token")
+        return sessions
 
 
 def _checked(name: str) -> str:

@@ -59,10 +59,10 @@ class Lobby(Protocol):
     """The calls a connection makes into the lobby (the fixed contract)."""
 
     async def authenticate(self, name: str, auth: dict[str, Any] | None,
-                           address: str) -> tuple[str, AccountRecord | None]: ...
+                           address: str) -> tuple[str, AccountRecord | None, str | None]: ...
 
-    def new_session(self, name: str, account: AccountRecord | None = None
-                    ) -> tuple[Session, str]: ...
+    def new_session(self, name: str, account: AccountRecord | None = None,
+                    api_token: str | None = None) -> tuple[Session, str]: ...
 
     def resume(self, token: str) -> Session: ...
 
@@ -250,8 +250,9 @@ class ClientConnection:
                 session = lobby.resume(hello.resume)
                 token = hello.resume
             else:
-                name, account = await lobby.authenticate(hello.name, hello.auth, self.host)
-                session, token = lobby.new_session(name, account)
+                name, account, via = await lobby.authenticate(hello.name, hello.auth,
+                                                              self.host)
+                session, token = lobby.new_session(name, account, via)
         except ProtocolError as exc:
             _log_if_ours(exc, "handshake")
             self._close(exc.to_event(hello.id), f"handshake failed: {exc.code}")

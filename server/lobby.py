@@ -110,9 +110,10 @@ class Lobby:
     # -- sessions ---------------------------------------------------------
 
     async def authenticate(self, name: str, auth: dict[str, Any] | None,
-                           address: str) -> tuple[str, AccountRecord | None]:
-        """Check a hello's ``name`` and ``auth``: the name to use (NFC) and the
-        account it logs in as, or None for a guest (whose name must be free).
+                           address: str) -> tuple[str, AccountRecord | None, str | None]:
+        """Check a hello's ``name`` and ``auth``: the name to use (NFC), the account
+        it logs in as (None: a guest, whose name must be free) and the id of the API
+        token it logged in with (None: a password, or a guest).
 
         Raises:
             Refusal: ``bad_name``, ``name_taken`` (a guest with a registered name),
@@ -121,23 +122,27 @@ class Lobby:
         """
         try:
             if auth is None:
-                return self.accounts.check_guest_name(name), None
+                return self.accounts.check_guest_name(name), None, None
             if ("password" in auth) == ("api_token" in auth):
                 raise RemoteProtocolError("bad_message", "auth holds exactly one of password "
                                           "or api_token", "auth")
+            token_id = None
             if "password" in auth:
                 account = await self.accounts.login_password(name, auth["password"], address)
             else:
-                account = await self.accounts.login_token(name, auth["api_token"], address)
+                account, token_id = await self.accounts.login_token(name, auth["api_token"],
+                                                                    address)
         except AccountError as exc:
             raise Refusal(exc.code, exc.message, exc.field) from None
-        log.info("%s logged in as account %r", address, account.name)
-        return account.name, account
+        log.info("%s logged in as account %r%s", address, account.name,
+                 f" with API token {token_id}" if token_id else "")
+        return account.name, account, token_id
 
-    def new_session(self, name: str, account: AccountRecord | None = None
-                    ) -> tuple[Session, str]:
+    def new_session(self, name: str, account: AccountRecord | None = None,
+                    api_token: str | None = None) -> tuple[Session, str]:
         """A new session and its resume token (only the token's hash is stored);
-        with ``account``, logged in as it (and named as the account is).
+        with ``account``, logged in as it (and named as the account is), through
+        the API token ``api_token`` (its id) if given.
 
         Raises:
             StoreError: the store refused it.
@@ -148,7 +153,7 @@ class Lobby:
         session = Session(tokens.new_session_id(), name, account)
         self.store.create_session(session.id, tokens.hash_token(token), name, time.time())
         if account is not None:
-            self.store.link_session(session.id, account.id)
+            self.store.link_session(session.id, account.id, api_token)
         self.sessions[session.id] = session
         return session, token
 

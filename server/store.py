@@ -110,9 +110,11 @@ CREATE TABLE api_tokens (
 CREATE INDEX api_tokens_account ON api_tokens (account);
 CREATE TABLE session_accounts (
     session TEXT PRIMARY KEY,
-    account INTEGER NOT NULL REFERENCES accounts (id)
+    account INTEGER NOT NULL REFERENCES accounts (id),
+    api_token TEXT
 );
 CREATE INDEX session_accounts_account ON session_accounts (account);
+CREATE INDEX session_accounts_token ON session_accounts (api_token);
 CREATE INDEX seats_session ON seats (session);
 CREATE TABLE ratings (
     account INTEGER NOT NULL REFERENCES accounts (id),
@@ -606,19 +608,33 @@ class Store:
                                 "WHERE account = ? ORDER BY created, id", (account_id,))
         return [ApiTokenRecord(*row) for row in rows]
 
-    def revoke_api_token(self, account_id: int, token_id: str) -> bool:
-        """Delete one of an account's tokens; False when it has no such token."""
+    def revoke_api_token(self, account_id: int, token_id: str) -> list[str] | None:
+        """Delete one of an account's tokens and the resume tokens of the sessions
+        that logged in with it, in one transaction.
+
+        Returns:
+            The ids of those sessions (which nobody can resume now), or None when
+            the account has no such token.
+        """
         with self._transaction() as db:
             cur = db.execute("DELETE FROM api_tokens WHERE id = ? AND account = ?",
                              (token_id, account_id))
-            return cur.rowcount > 0
+            if cur.rowcount == 0:
+                return None
+            sessions = [sid for (sid,) in db.execute(
+                "SELECT session FROM session_accounts WHERE api_token = ?", (token_id,))]
+            db.execute("DELETE FROM sessions WHERE id IN (SELECT session FROM "
+                       "session_accounts WHERE api_token = ?)", (token_id,))
+        return sessions
 
     # -- sessions of accounts ---------------------------------------------
 
-    def link_session(self, session_id: str, account_id: int) -> None:
-        """Record that a session is logged in as an account (for good)."""
-        self._write([("INSERT OR REPLACE INTO session_accounts VALUES (?, ?)",
-                      (session_id, account_id))])
+    def link_session(self, session_id: str, account_id: int,
+                     api_token: str | None = None) -> None:
+        """Record that a session is logged in as an account (for good); ``api_token``:
+        the id of the API token it logged in with, if it did."""
+        self._write([("INSERT OR REPLACE INTO session_accounts VALUES (?, ?, ?)",
+                      (session_id, account_id, api_token))])
 
     def session_account(self, session_id: str) -> int | None:
         """The account a session is logged in as, or None for a guest's."""

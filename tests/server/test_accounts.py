@@ -139,13 +139,14 @@ async def test_api_tokens() -> None:
     assert token.startswith(TOKEN_PREFIX) and len(token) > 40
     assert token not in "\n".join(store._db.iterdump())
     assert [t.label for t in accounts.tokens(alice)] == ["my bot"] and accounts.tokens(bob) == []
-    assert (await accounts.login_token("Alice", token, "a")).id == alice.id
+    account, token_id = await accounts.login_token("Alice", token, "a")
+    assert account.id == alice.id and token_id == record.id
     assert accounts.tokens(alice)[0].last_used == 5.0
     assert await _code(accounts.login_token("bob", token, "a")) == "bad_credentials"
     assert await _code(accounts.login_token("alice", token + "x", "a")) == "bad_credentials"
     with pytest.raises(AccountError, match="no token"):
         accounts.revoke_token(bob, record.id)
-    accounts.revoke_token(alice, record.id)
+    assert accounts.revoke_token(alice, record.id) == []
     assert await _code(accounts.login_token("alice", token, "a")) == "bad_credentials"
     for bad in ("", "x" * 65, "a\nb"):
         with pytest.raises(AccountError) as info:

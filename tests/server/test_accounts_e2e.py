@@ -138,7 +138,13 @@ async def test_api_tokens(start_server: Start, connect: Connect) -> None:
     _, answer = await _hello(server, "other", auth={"api_token": api_token})
     assert answer["code"] == "bad_credentials"  # a token of another account
     await other.expect_error("no_such_token", "token_revoke", token=record["id"])
+    bot_token = welcome["token"]
     await robo.expect_ok("token_revoke", token=record["id"])
+    # the session that logged in with it is closed and cannot be resumed
+    bye = await bot.wait_push(lambda m: m["type"] == "bye")
+    assert bye["reason"] == "logged_out" and "revoked" in bye["message"]
+    _, answer = await _hello(server, "robo", resume=bot_token)
+    assert answer["code"] == "bad_token"
     _, answer = await _hello(server, "robo", auth={"api_token": api_token})
     assert answer["code"] == "bad_credentials"
     assert (await robo.expect_ok("tokens"))["tokens"] == []

@@ -157,9 +157,12 @@ def test_accounts_and_api_tokens() -> None:
     assert store.find_api_token("th2").label == "ci"
     store.touch_api_token("t2", 7.0)
     assert store.find_api_token("th2").last_used == 7.0
-    assert not store.revoke_api_token(alice.id + 1, "t2")
-    assert store.revoke_api_token(alice.id, "t2")
-    assert store.find_api_token("th2") is None and not store.revoke_api_token(alice.id, "t2")
+    store.create_session("s2", "h2", "Alice", 1.0)
+    store.link_session("s2", alice.id, "t2")  # logged in with the token t2
+    assert store.revoke_api_token(alice.id + 1, "t2") is None
+    assert store.revoke_api_token(alice.id, "t2") == ["s2"]
+    assert store.find_api_token("th2") is None and store.revoke_api_token(alice.id, "t2") is None
+    assert store.find_session("h2") is None  # nobody can resume it now
     store.create_session("s1", "h1", "Alice", 1.0)
     store.link_session("s1", alice.id)
     assert store.session_account("s1") == alice.id and store.session_account("s9") is None
