@@ -17,6 +17,8 @@ def _players(summary: dict[str, Any]) -> str:
             name = str(p["name"])
             if p.get("bot") and "bot" not in name:
                 name += f" (bot {p['bot']})"
+            if p.get("account_bot"):
+                name += " (bot)"
             if "rating" in p:
                 name += f" ({rating_text(p['rating'], p.get('provisional'))})"
             if not p.get("connected", True):

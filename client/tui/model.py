@@ -156,6 +156,8 @@ def player_names(snapshot: dict[str, Any]) -> dict[int, str]:
             continue
         if p.get("name"):
             out[seat] = str(p["name"])
+            if p.get("account_bot"):  # a bot's account, shown as one
+                out[seat] += " (bot)"
             if "rating" in p:  # a rated match: the rating next to the name
                 out[seat] += f" ({rating_text(p['rating'], p.get('provisional'))})"
         elif p.get("bot"):

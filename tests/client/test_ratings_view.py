@@ -78,3 +78,14 @@ def test_the_end_of_a_rated_match_says_the_rating_change() -> None:
     assert "You: 1500 -> 1662 (+162.3)" in log and "bob: 1500 -> 1338 (-162.3)" in log
     assert model.notice == "war rating: 1500 -> 1662 (+162.3)"
     assert "alice (1500?)" in log  # the rating next to the name
+
+
+def test_bot_accounts_and_ratings_in_the_lobby() -> None:
+    from client.tui.lobby_view import match_row
+
+    row = match_row({"match": "m1", "game": "war", "status": "active", "rated": True,
+                     "players": [{"seat": 0, "name": "robo", "connected": True, "bot": None,
+                                  "account_bot": True, "rating": 1412.0},
+                                 {"seat": 1, "name": "alice", "connected": True, "bot": None,
+                                  "rating": 1500.0, "provisional": True}]}, 100)
+    assert "robo (bot) (1412) vs alice (1500?) [rated]" in row
