@@ -113,8 +113,8 @@ class AttemptLimiter:
         times = self._recent(key, now)
         if times is None:
             if len(self._failures) >= self.max_keys:
-                oldest = min(self._failures, key=lambda k: self._failures[k][-1])
-                del self._failures[oldest]
+                # keys are kept in the order of their newest attempt: drop the first
+                del self._failures[next(iter(self._failures))]
             times = self._failures[key] = deque(maxlen=self.limit)
         else:
             # keep the key last in insertion order: the newest attempts last
