@@ -23,7 +23,9 @@ What is refused (each with its own message):
   use (Latin with Han, Hiragana, Katakana, Hangul or Bopomofo), as Unicode's
   "highly restrictive" profile (UTS #39) allows: so "pаypal" with a Cyrillic
   "а" is refused;
-* a trailing parenthesized "bot" such as "alice (bot)": the server marks bots so.
+* a trailing parenthesized word ending in "bot" such as "alice (bot)": the server
+  marks bots so;
+* a name of nothing but spaces and ``_-.`` (its look-alike key would be empty).
 
 Pure: no I/O.
 """
