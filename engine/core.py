@@ -8,49 +8,44 @@ owner at a time; ``clone()`` gives an independent copy. Nothing here does I/O.
 
 from __future__ import annotations
 
-import random
-import struct
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar
 
+from engine.rng import HmacStream, Stream
+
 Intent = dict[str, Any]
 Event = dict[str, Any]
 View = dict[str, Any]
 
 
-_MT_WORDS = struct.Struct(">625I")
-
-#: The match generator's type. A state draws from it only through ``state.rng``
-#: and only with ``shuffle(list)`` and ``randrange(n)``.
-MatchRng = random.Random
+#: The match generator's type (:mod:`engine.rng`). A state draws from it only
+#: through ``state.rng`` and only with ``shuffle(list)`` and ``randbelow(n)``.
+MatchRng = Stream
 
 
 def new_rng(seed: int) -> MatchRng:
-    """The match generator for ``seed`` (R0.1): the one line that picks the algorithm."""
-    return MatchRng(seed)
+    """The match generator for ``seed`` when the caller gives none (R0.1): the
+    documented stream (:data:`engine.rng.HMAC_STREAM`) keyed by the seed alone, with
+    no client seeds (offline games, bots' imagined worlds). The server passes each
+    match its own stream, client seeds included (:func:`engine.rng.open_stream`).
+
+    Raises:
+        ValueError: ``seed`` is not an int in ``[0, 2**256)``.
+    """
+    return HmacStream.for_match(seed, ())
 
 
 def copy_rng(rng: MatchRng) -> MatchRng:
     """An independent generator in the same state as ``rng`` (clones of a state)."""
-    other = MatchRng.__new__(MatchRng)
-    other.setstate(rng.getstate())
-    return other
+    return rng.copy()
 
 
-def rng_fingerprint(rng: random.Random) -> bytes:
-    """The generator's full state as bytes, for digests: the same on every platform.
-
-    Packs the Mersenne Twister's 624 words and position big-endian (about 4x faster
-    than ``repr(rng.getstate())``), then the version and any cached gauss value.
-
-    Raises:
-        struct.error: the generator is not CPython's Mersenne Twister (never, in practice).
-    """
-    version, words, gauss_next = rng.getstate()
-    return _MT_WORDS.pack(*words) + repr((version, gauss_next)).encode()
+def rng_fingerprint(rng: MatchRng) -> bytes:
+    """The generator's full state as bytes, for digests: the same on every platform."""
+    return rng.fingerprint()
 
 
 class RuleError(Exception):
@@ -276,8 +271,12 @@ class Game(ABC):
         return {name: spec.check(given.get(name, spec.default)) for name, spec in specs.items()}
 
     @abstractmethod
-    def new_state(self, seed: int, options: Mapping[str, Any] | None = None) -> State:
+    def new_state(self, seed: int, options: Mapping[str, Any] | None = None,
+                  rng: MatchRng | None = None) -> State:
         """A fresh match from ``seed`` (0 <= seed < 2**256) and options (normalized here).
+
+        ``rng`` is the match's random stream, fresh (the deal is its first draw);
+        None: :func:`new_rng` of ``seed``.
 
         Raises:
             BadOption: see :meth:`normalize_options`.

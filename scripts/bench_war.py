@@ -12,7 +12,6 @@ the very same games; the script checks that their results agree.
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import sys
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.registry import get_game  # noqa: E402
+from engine.rng import HmacStream  # noqa: E402
 
 _RANK = tuple(c // 4 + 2 for c in range(52))
 
@@ -32,7 +32,7 @@ def bare_game(seed: int, cap: int = 10000, played: bool = False,
 
     Returns ``(winner, reason, battles, wars)`` with the engine's reason names.
     """
-    rng = random.Random(seed)
+    rng = HmacStream.for_match(seed, ())   # the engine's stream when none is given
     cards = list(range(52))
     rng.shuffle(cards)
     decks = (deque(cards[0::2]), deque(cards[1::2]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from engine.core import Event, Game, OptionSpec, State, View
+from engine.core import Event, Game, MatchRng, OptionSpec, State, View
 from engine.datastructures.observer import build_view, filter_events
 from engine.datastructures.rules import DSState
 
@@ -34,9 +34,10 @@ class DataStructures(Game):
         ),
     )
 
-    def new_state(self, seed: int, options: Mapping[str, Any] | None = None) -> DSState:
-        """A fresh match: 104 cards shuffled by ``random.Random(seed)``, dealt, first
-        player drawn by the same generator (R0.1, D11).
+    def new_state(self, seed: int, options: Mapping[str, Any] | None = None,
+                  rng: MatchRng | None = None) -> DSState:
+        """A fresh match: 104 cards shuffled by ``rng`` (None: the stream of ``seed``),
+        dealt, first player drawn by the same stream (R0.1, D11).
 
         Raises:
             BadOption: an unknown option or a bad value.
@@ -45,7 +46,7 @@ class DataStructures(Game):
         opts = self.normalize_options(options)
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 256:
             raise ValueError(f"seed must be an integer in [0, 2**256), got {seed!r}")
-        return DSState.setup(self, seed, opts)
+        return DSState.setup(self, seed, opts, rng)
 
     def view(self, state: State, seat: int | None) -> View:
         """What ``seat`` (None: spectator) may see; see :mod:`engine.datastructures.observer`."""

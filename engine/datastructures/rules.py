@@ -155,14 +155,16 @@ class DSState(State):
                                    "_rng_print": None})
 
     @classmethod
-    def setup(cls, game: Game, seed: int, options: dict[str, Any]) -> DSState:
+    def setup(cls, game: Game, seed: int, options: dict[str, Any],
+              rng: MatchRng | None = None) -> DSState:
         """Shuffle the 104 cards, deal (seed "Setup") and pick the first player (D11).
 
         Deal order, from the top of the shuffled deck: 5 queue cards, one stack
         card for seat 0 then seat 1, five hand cards for seat 0 then seat 1.
-        Then ``randrange(2)`` of the match generator picks who starts.
+        Then ``randbelow(2)`` of the match's stream picks who starts. ``rng`` is
+        that stream, fresh (None: :func:`engine.core.new_rng` of ``seed``).
         """
-        rng = new_rng(seed)
+        rng = new_rng(seed) if rng is None else rng
         deck = list(range(N_CARDS))
         rng.shuffle(deck)
         queue = [deck.pop() for _ in range(QUEUE_SIZE)]
@@ -173,14 +175,14 @@ class DSState(State):
             deck=deck, discard=[], recycle=[], queue=queue, stacks=stacks, hands=hands,
             arrays=[[[] for _ in range(N_ARRAYS)] for _ in range(2)],
             closed=[[False] * N_ARRAYS for _ in range(2)],
-            current=rng.randrange(2), phase=PLAY, turn=1, played=False, mulliganed=False,
+            current=rng.randbelow(2), phase=PLAY, turn=1, played=False, mulliganed=False,
             stacked=False, idle_turns=0, last_mulligan=None, result=None)
 
     # ------------------------------------------------------------ generator
 
     @property
     def rng(self) -> MatchRng:
-        """The match generator, the state's only randomness (``shuffle``, ``randrange``).
+        """The match generator, the state's only randomness (``shuffle``, ``randbelow``).
 
         Copied first if a clone still shares it; reading it resets the digest's
         cached fingerprint, since the caller is about to draw from it.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from engine.core import Event, Game, OptionSpec, State, View
+from engine.core import Event, Game, MatchRng, OptionSpec, State, View
 from engine.war import observer
 from engine.war.rules import WarState
 
@@ -28,17 +28,19 @@ class WarGame(Game):
                    choices=("stand", "lose")),
         OptionSpec("cap", "int", 10000,
                    "Battles before the game ends early; more cards wins, equal is a draw (W5).",
-                   min=1),
+                   min=1, max=1_000_000),
     )
 
-    def new_state(self, seed: int, options: Mapping[str, Any] | None = None) -> WarState:
-        """A fresh War match: deck shuffled with ``random.Random(seed)``, 26 cards each.
+    def new_state(self, seed: int, options: Mapping[str, Any] | None = None,
+                  rng: MatchRng | None = None) -> WarState:
+        """A fresh War match: deck shuffled with ``rng`` (None: the stream of ``seed``),
+        26 cards each.
 
         Raises:
             BadOption: an unknown option or a bad value.
             ValueError: ``seed`` is not an int in ``[0, 2**256)``.
         """
-        return WarState(self, seed, self.normalize_options(options))
+        return WarState(self, seed, self.normalize_options(options), rng)
 
     def view(self, state: State, seat: int | None) -> View:
         """What ``seat`` (None: a spectator) may see; see :func:`engine.war.observer.view`."""

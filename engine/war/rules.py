@@ -9,8 +9,8 @@ nothing and its last face-up card stands.
 
 A seat flips by placing its cards for the current step at once; the step
 resolves when every seat that has to flip has flipped, in either order (W6).
-The only source of randomness is ``self.rng``, a ``random.Random(seed)``
-(R0.1). This module holds the rules only; what a seat may see is computed in
+The only source of randomness is ``self.rng``, the match's stream
+(:mod:`engine.rng`, R0.1). This module holds the rules only; what a seat may see is computed in
 :mod:`engine.war.observer`, the game's one projection.
 
 ``apply`` inlines the plain battle (no tie), which is most of every game,
@@ -31,6 +31,7 @@ from engine.core import (
     GameOver,
     IllegalIntent,
     Intent,
+    MatchRng,
     NotYourTurn,
     Outcome,
     Reason,
@@ -81,9 +82,11 @@ class WarState(State):
 
     __slots__ = _FIELDS.slots
 
-    def __init__(self, game: Game, seed: int, options: dict[str, Any]) -> None:
-        """Shuffle one 52-card deck with ``random.Random(seed)`` and deal 26 each (W1).
+    def __init__(self, game: Game, seed: int, options: dict[str, Any],
+                 rng: MatchRng | None = None) -> None:
+        """Shuffle one 52-card deck with the match's stream and deal 26 each (W1).
 
+        ``rng`` is that stream, fresh (None: :func:`engine.core.new_rng` of ``seed``).
         The deal alternates, seat 0 first: seat 0 gets the shuffled deck's
         cards 0, 2, 4, ..., seat 1 gets 1, 3, 5, ... ``options`` must already be
         normalized (:meth:`engine.core.Game.normalize_options`).
@@ -99,7 +102,7 @@ class WarState(State):
         self._cap: int = options["cap"]
         self._played: bool = options["return"] == "played"
         self._lose: bool = options["short_war"] == "lose"
-        self.rng = new_rng(seed)
+        self.rng = new_rng(seed) if rng is None else rng
         cards = list(range(DECK_SIZE))
         self.rng.shuffle(cards)
         self.decks: tuple[deque[int], deque[int]] = (deque(cards[0::2]), deque(cards[1::2]))

@@ -7,12 +7,11 @@ and what the rules refuse, so that breaking the rule fails the test.
 from __future__ import annotations
 
 import json
-import random
 from collections import Counter
 
 import pytest
 
-from engine.core import BadOption, GameOver, IllegalIntent, NotYourTurn
+from engine.core import BadOption, GameOver, IllegalIntent, NotYourTurn, new_rng
 from engine.datastructures.deck import N_CARDS, NAME
 from tests.engine.test_datastructures_support import GAME, arrange, assert_conserved, names
 
@@ -394,9 +393,9 @@ def test_D11_first_player_drawn_by_the_match_generator():
     firsts = Counter()
     for seed in range(40):
         state = GAME.new_state(seed)
-        rng = random.Random(seed)
+        rng = new_rng(seed)
         rng.shuffle(list(range(N_CARDS)))
-        assert state.current == rng.randrange(2)
+        assert state.current == rng.randbelow(2)
         assert state.view(None)["to_move"] == state.current
         firsts[state.current] += 1
     assert firsts[0] > 5 and firsts[1] > 5
