@@ -3,6 +3,7 @@
     cardserver [--port 7000] [--host H] [--db PATH] [limits...]   serve until SIGINT/SIGTERM
     cardserver serve [...]                                          the same
     cardserver replay MATCH_ID [--db PATH] [--json]                 print a match as the public saw it
+    cardserver replay MATCH_ID --verify [--record FILE]             check its shuffles and cards
     cardserver leaderboard GAME [--db PATH] [--limit N] [--json]    print a game's ratings table
 """
 
@@ -43,6 +44,12 @@ def _replay_parser() -> argparse.ArgumentParser:
     parser.add_argument("--db", default=default_db_path(),
                         help="the store [default: %(default)s]")
     parser.add_argument("--json", action="store_true", help="one JSON document instead of text")
+    parser.add_argument("--verify", action="store_true",
+                        help="replay the finished match from its public record and the reveal "
+                             "and check every shuffle and every card shown (exit 1 if one fails)")
+    parser.add_argument("--record", metavar="FILE",
+                        help="with --verify: check this public record (JSON, as --json prints "
+                             "it; - for stdin) instead of the stored one")
     return parser
 
 
@@ -85,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
         from server.replay import replay_command
 
         ns = _replay_parser().parse_args(args[1:])
+        if ns.verify:
+            from server.verify import verify_command
+
+            return verify_command(ns.match, str(ns.db), ns.record)
         try:
             return replay_command(ns.match, str(ns.db), ns.json)
         except BrokenPipeError:  # `cardserver replay ... | head`

@@ -16,12 +16,25 @@ from typing import Any, TextIO
 from engine.core import Event, State
 from engine.fairness import commitment, seed_hex, verify
 from engine.registry import get_game
+from engine.rng import open_stream
 from server.store import JournalEntry, MatchRecord, Store
 
 
 class ReplayError(Exception):
     """The journal does not replay: a row the engine refuses, or a state digest
     that differs from the one recorded (the engine changed since the match)."""
+
+
+def new_match_state(rec: MatchRecord) -> State:
+    """The match's state before its first journal row: the deal from its stored
+    stream, seed and client seeds (the one place a stored match is dealt).
+
+    Raises:
+        ValueError: an unknown stream name, or seeds the stream refuses.
+        engine.core.BadOption / UnknownGame: the stored game or options are unknown.
+    """
+    rng = open_stream(rec.stream, rec.seed, rec.client_seeds)
+    return get_game(rec.game).new_state(rec.seed, rec.options, rng=rng)
 
 
 def apply_entry(state: State, entry: JournalEntry) -> list[Event]:
@@ -48,7 +61,7 @@ def replay_steps(rec: MatchRecord, entries: list[JournalEntry],
         ReplayError: a row is refused or (with ``check_digest``) its digest differs.
         engine.core.BadOption / UnknownGame: the stored game or options are unknown.
     """
-    state = get_game(rec.game).new_state(rec.seed, rec.options)
+    state = new_match_state(rec)
     for expected, entry in enumerate(entries, start=1):
         if entry.seq != expected:
             raise ReplayError(f"journal of {rec.id} jumps from seq {expected - 1} to {entry.seq}")
@@ -72,7 +85,7 @@ def rebuild(rec: MatchRecord, entries: list[JournalEntry]) -> State:
     last: State | None = None
     for last, _entry, _events in replay_steps(rec, entries):  # noqa: B007
         pass
-    return last if last is not None else get_game(rec.game).new_state(rec.seed, rec.options)
+    return last if last is not None else new_match_state(rec)
 
 
 def public_record(rec: MatchRecord, entries: list[JournalEntry]) -> dict[str, Any]:
@@ -81,7 +94,7 @@ def public_record(rec: MatchRecord, entries: list[JournalEntry]) -> dict[str, An
     Raises:
         ReplayError: see :func:`replay_steps`.
     """
-    start = get_game(rec.game).new_state(rec.seed, rec.options)
+    start = new_match_state(rec)
     moves = []
     for state, entry, events in replay_steps(rec, entries):
         moves.append({"seq": entry.seq, "seat": entry.seat, "kind": entry.kind,
@@ -93,6 +106,7 @@ def public_record(rec: MatchRecord, entries: list[JournalEntry]) -> dict[str, An
         "created": rec.created, "finished": rec.finished,
         "players": [{"seat": s.seat, "name": s.name, "bot": s.bot} for s in rec.seats],
         "commitment": commitment(rec.seed, rec.salt),
+        "stream": rec.stream, "client_seeds": rec.client_seeds,
         "start": start.view(None), "moves": moves,
     }
     if rec.status == "finished":
@@ -134,22 +148,30 @@ def print_record(record: dict[str, Any], out: TextIO | None = None) -> None:
         print("not finished: the seed stays secret until the match ends", file=out)
 
 
-def replay_command(match_id: str, db: str, as_json: bool, out: TextIO | None = None) -> int:
-    """Run ``cardserver replay``; returns the exit status (1: no such match or bad journal)."""
-    out = out or sys.stdout
+def stored_record(match_id: str, db: str) -> dict[str, Any] | None:
+    """The :func:`public_record` of a stored match, or None after saying on stderr
+    why there is none (no such match, a journal that does not replay)."""
     store = Store(db)
     try:
         rec = store.load_match(match_id)
         if rec is None:
             print(f"cardserver replay: no match {match_id!r} in {db}", file=sys.stderr)
-            return 1
+            return None
         try:
-            record = public_record(rec, store.journal(match_id))
+            return public_record(rec, store.journal(match_id))
         except ReplayError as exc:
             print(f"cardserver replay: {exc}", file=sys.stderr)
-            return 1
+            return None
     finally:
         store.close()
+
+
+def replay_command(match_id: str, db: str, as_json: bool, out: TextIO | None = None) -> int:
+    """Run ``cardserver replay``; returns the exit status (1: no such match or bad journal)."""
+    out = out or sys.stdout
+    record = stored_record(match_id, db)
+    if record is None:
+        return 1
     if as_json:
         json.dump(record, out, indent=None, separators=(",", ":"))
         out.write("\n")

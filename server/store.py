@@ -34,7 +34,7 @@ from typing import Any
 from server.ratings import Rating, rate_match, scores
 
 #: The schema version this code writes; :data:`MIGRATIONS` leads every older one here.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Version 1: sessions, matches, seats, watchers and the journal.
 SCHEMA = """
@@ -147,7 +147,18 @@ CREATE TABLE rating_changes (
     PRIMARY KEY (match, seat)
 );
 """,
+    # #12: each match's random stream (matches stored before keep the old generator)
+    # and each seat's client seed
+    3: """
+ALTER TABLE matches ADD COLUMN stream TEXT NOT NULL DEFAULT 'mt19937';
+ALTER TABLE seats ADD COLUMN client_seed TEXT;
+""",
 }
+
+
+#: The columns of ``matches``, in the order :meth:`Store._match_from_row` reads them.
+_MATCH_COLUMNS = ("id, game, options, seed, salt, turn_timer, abandon, status, created, "
+                  "finished, winner, reason, stream")
 
 
 class StoreError(Exception):
@@ -163,6 +174,8 @@ class SeatRecord:
     name: str | None = None
     bot: str | None = None
     auto_flip: bool = False
+    #: the seat's client seed (hex; given by the player or chosen by the server)
+    client_seed: str | None = None
 
 
 @dataclass(slots=True)
@@ -185,6 +198,15 @@ class MatchRecord:
     watchers: list[str] = field(default_factory=list)
     #: a rated match: its result changes both seats' accounts' ratings
     rated: bool = False
+    #: the match's random stream (:data:`engine.rng.STREAM_NAMES`); rows stored before
+    #: the documented stream existed read as ``mt19937`` (the column's default)
+    stream: str = "hmac-sha256-ctr/1"
+
+    @property
+    def client_seeds(self) -> list[str]:
+        """Every seat's client seed, seat 0 first (empty while a seat has none)."""
+        seeds = [s.client_seed for s in sorted(self.seats, key=lambda s: s.seat)]
+        return [] if None in seeds else [seed for seed in seeds if seed is not None]
 
 
 @dataclass(slots=True, frozen=True)
@@ -428,10 +450,11 @@ class Store:
     def create_match(self, rec: MatchRecord) -> None:
         """Store a new match with its seats."""
         stmts: list[tuple[str, tuple[Any, ...]]] = [(
-            "INSERT INTO matches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO matches ({_MATCH_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (rec.id, rec.game, _dumps(rec.options), format(rec.seed, "064x"), rec.salt,
              rec.turn_timer, rec.abandon, rec.status, rec.created, rec.finished,
-             rec.winner, rec.reason))]
+             rec.winner, rec.reason, rec.stream))]
         stmts += [self._seat_stmt(rec.id, s) for s in rec.seats]
         if rec.rated:
             stmts.append(("INSERT OR IGNORE INTO rated_matches VALUES (?)", (rec.id,)))
@@ -439,8 +462,9 @@ class Store:
 
     @staticmethod
     def _seat_stmt(match_id: str, s: SeatRecord) -> tuple[str, tuple[Any, ...]]:
-        return ("INSERT OR REPLACE INTO seats VALUES (?, ?, ?, ?, ?, ?)",
-                (match_id, s.seat, s.session, s.name, s.bot, int(s.auto_flip)))
+        return ("INSERT OR REPLACE INTO seats (match, seat, session, name, bot, auto_flip, "
+                "client_seed) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (match_id, s.seat, s.session, s.name, s.bot, int(s.auto_flip), s.client_seed))
 
     def set_seat(self, match_id: str, seat: SeatRecord, status: str | None = None) -> None:
         """Store a seat's occupant (and, if given, the match's new status) at once."""
@@ -496,26 +520,29 @@ class Store:
 
     def load_match(self, match_id: str) -> MatchRecord | None:
         """The stored match (with seats and watchers), or None."""
-        row = self._db.execute("SELECT * FROM matches WHERE id = ?", (match_id,)).fetchone()
+        row = self._db.execute(f"SELECT {_MATCH_COLUMNS} FROM matches WHERE id = ?",
+                               (match_id,)).fetchone()
         return self._match_from_row(row) if row else None
 
     def unfinished_matches(self) -> list[MatchRecord]:
         """Every match still waiting or active, oldest first."""
         rows = self._db.execute(
-            "SELECT * FROM matches WHERE status != 'finished' ORDER BY created").fetchall()
+            f"SELECT {_MATCH_COLUMNS} FROM matches WHERE status != 'finished' "
+            "ORDER BY created").fetchall()
         return [self._match_from_row(r) for r in rows]
 
     def _match_from_row(self, row: tuple[Any, ...]) -> MatchRecord:
         (mid, game, options, seed, salt, turn_timer, abandon, status, created, finished,
-         winner, reason) = row
-        seats = [SeatRecord(seat, session, name, bot, bool(af)) for seat, session, name, bot, af
-                 in self._db.execute("SELECT seat, session, name, bot, auto_flip FROM seats "
-                                     "WHERE match = ? ORDER BY seat", (mid,))]
+         winner, reason, stream) = row
+        seats = [SeatRecord(seat, session, name, bot, bool(af), client_seed)
+                 for seat, session, name, bot, af, client_seed in self._db.execute(
+                     "SELECT seat, session, name, bot, auto_flip, client_seed FROM seats "
+                     "WHERE match = ? ORDER BY seat", (mid,))]
         watchers = [s for (s,) in self._db.execute(
             "SELECT session FROM watchers WHERE match = ?", (mid,))]
         return MatchRecord(mid, game, json.loads(options), int(seed, 16), salt, turn_timer,
                            abandon, status, created, finished, winner, reason, seats, watchers,
-                           self.is_rated(mid))
+                           self.is_rated(mid), stream)
 
     def journal(self, match_id: str) -> list[JournalEntry]:
         """The match's journal in seq order."""
