@@ -102,8 +102,8 @@ CODES: dict[str, CodeInfo] = {
     "match_finished": CodeInfo(
         _N, False, "the match is over; no more intents, joins or resigns"),
     "stale": CodeInfo(
-        _N, False, "`intent.seq` is not the match's current seq; act again on the newest "
-        "snapshot"),
+        _N, False, "`intent.seq` is before the seat's `legal` list last changed (or after "
+        "the match's seq): act again on your newest snapshot"),
     "not_your_turn": CodeInfo(_N, False, "the seat has nothing to do now"),
     "illegal_intent": CodeInfo(
         _N, False, "the intent is not one of the seat's legal intents"),

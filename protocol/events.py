@@ -43,6 +43,7 @@ from protocol.registry import (
 from protocol.schema import (
     AUTH,
     CHAT_TEXT,
+    CLIENT_SEED,
     EVENT,
     GAME,
     GAME_INFO,
@@ -78,6 +79,7 @@ from protocol.schema import (
 # --------------------------------------------------------------------------- both ways
 
 _ID_DOC = "request id, echoed by the reply"
+_SEED_DOC = "1..64 hex digits mixed into the deal (docs/protocol.md, 'The random stream')"
 
 
 @register("ping", TO_SERVER, TO_CLIENT, request=True)
@@ -141,6 +143,7 @@ class Create(Event):
     turn_timer: int | None = opt(Int(0, 3600), "seconds per turn, 0 = off")
     abandon: str | None = opt(Enum(("forfeit", "bot")))
     rated: bool | None = opt(Bool(), "a rated match (accounts only)")
+    client_seed: str | None = opt(CLIENT_SEED, _SEED_DOC)
     id: int | None = opt(REQ_ID, _ID_DOC)
 
 
@@ -151,6 +154,7 @@ class Join(Event):
 
     match: str = req(MATCH)
     seat: int | None = opt(SEAT)
+    client_seed: str | None = opt(CLIENT_SEED, _SEED_DOC)
     id: int | None = opt(REQ_ID, _ID_DOC)
 
 
@@ -180,6 +184,7 @@ class Queue(Event):
     game: str = req(GAME)
     options: dict[str, Any] | None = opt(OPTIONS)
     rated: bool | None = opt(Bool(), "the rated queue (accounts only)")
+    client_seed: str | None = opt(CLIENT_SEED, _SEED_DOC)
     id: int | None = opt(REQ_ID, _ID_DOC)
 
 
@@ -361,6 +366,7 @@ class Ok(Event):
     tokens: list[dict[str, Any]] | None = opt(ListOf(Data(max_depth=1, max_items=8), 0, 64))
     token: dict[str, Any] | None = opt(Data(max_depth=1, max_items=8))
     api_token: str | None = opt(TOKEN, "a new API token (sent once)")
+    commitment: str | None = opt(Str(0, 128), "queue: the commitment of the match to come")
     id: int | None = opt(REQ_ID, _ID_DOC)
 
 
@@ -405,6 +411,10 @@ class Snapshot(Event):
     auto_flip: bool = req(Bool())
     result: dict[str, Any] | None = opt(RESULT)
     reveal: dict[str, Any] | None = opt(REVEAL)
+    stream: str | None = opt(Str(1, 32), "the match's random stream, once it has started")
+    client_seeds: list[str] | None = opt(ListOf(CLIENT_SEED, 2, 2),
+                                         "each seat's client seed, once the match has started")
+    events_cut: bool | None = opt(Bool(), "true: older events the seat missed are left out")
 
 
 @register("presence", TO_CLIENT)

@@ -109,6 +109,23 @@ class Str:
 
 
 @dataclass(frozen=True, slots=True)
+class Hex:
+    """A string of ``min``..``max`` hexadecimal digits (either case)."""
+
+    min: int = 1
+    max: int = 64
+
+    def __call__(self, value: Any, path: str) -> Any:
+        Str(self.min, self.max)(value, path)
+        if value.strip("0123456789abcdefABCDEF"):
+            raise _bad(path, "expected hexadecimal digits only")
+        return value
+
+    def describe(self) -> str:
+        return f"hex {self.min}..{self.max} digits"
+
+
+@dataclass(frozen=True, slots=True)
 class Int:
     """An integer (never a bool) in ``min``..``max``."""
 
@@ -478,4 +495,6 @@ AUTH = Struct(
 #: Free-form maps the account replies carry (profiles, leaderboard rows, tokens).
 ACCOUNT_DATA = Data(max_depth=4, max_items=256, max_str=256)
 REVEAL = Struct({"seed": F(Str(0, 128)), "salt": F(Str(0, 256))})
+#: A seat's contribution to the deal (PROTOCOL-CORE 1.1; docs/protocol.md, "The random stream").
+CLIENT_SEED = Hex(1, 64)
 VERSION = Int(0, 65535)

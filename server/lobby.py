@@ -13,10 +13,12 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import trio
 
+from engine import fairness
 from engine.core import RuleError
 from engine.registry import game_names, get_game
 from protocol import events as ev
@@ -40,6 +42,19 @@ log = logging.getLogger("cardserver.lobby")
 MAX_LISTED = 1000
 #: Seconds between two looks at the rated queues (their windows widen meanwhile).
 PAIRING_INTERVAL = 1.0
+#: Finished matches whose last snapshot a resumed session is sent (the newest ones).
+RESUME_FINISHED = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """A player in a matchmaking queue, and the seed of the match it will play."""
+
+    session: Session
+    options: dict[str, Any]
+    client_seed: str
+    seed: int
+    salt: str
 
 
 class Lobby:
@@ -50,10 +65,12 @@ class Lobby:
         self.store = store
         self.sessions: dict[str, Session] = {}
         self.matches: dict[str, Match] = {}
-        #: game -> waiting entries (session, normalized options), oldest first
-        self.queues: dict[str, list[tuple[Session, dict[str, Any]]]] = {}
+        #: game -> the players waiting in the casual queue, oldest first
+        self.queues: dict[str, list[Waiting]] = {}
         #: game -> rated queue, oldest first (see :func:`server.ratings.pair_seekers`)
         self.rated_queues: dict[str, list[ratings.Seeker]] = {}
+        #: (game, session id) -> the client seed of a player in a rated queue
+        self.rated_seeds: dict[tuple[str, str], str] = {}
         self.accounts = Accounts(store)
         self._someone_rated = trio.Event()
         self._nursery: trio.Nursery | None = None
@@ -193,13 +210,19 @@ class Lobby:
         session.client = client
         if old is not None and old is not client and replace is not None:
             replace(old)
-        for match_id in sorted(session.match_ids()):
-            match = self.matches.get(match_id)
-            if match is not None:
-                try:
-                    await match.submit(cmd.Attach(session.id), session)
-                except MatchClosed:
-                    pass
+        matches = [self.matches[m] for m in sorted(session.match_ids()) if m in self.matches]
+        # A finished match stays for --finished-linger seconds; a resume is sent only
+        # the newest RESUME_FINISHED of those (a busy bot may have finished hundreds).
+        finished = sorted((m for m in matches if m.status == "finished"),
+                          key=lambda m: m.created, reverse=True)
+        skipped = {m.id for m in finished[RESUME_FINISHED:]}
+        for match in matches:
+            if match.id in skipped:
+                continue
+            try:
+                await match.submit(cmd.Attach(session.id), session)
+            except MatchClosed:
+                pass
 
     def detach(self, session: Session, client: Outbox) -> None:
         """The connection ``client`` of ``session`` is gone (synchronous, never fails)."""
@@ -243,7 +266,11 @@ class Lobby:
         self._ok(session, rid, games=[get_game(name).describe() for name in game_names()])
 
     async def _matches(self, session: Session, rid: int | None, msg: dict[str, Any]) -> None:
-        self._list(session, rid, msg.get("game"), msg.get("status"))
+        game = msg.get("game")
+        if game is not None and game not in game_names():
+            raise Refusal("no_such_game", f"no game named {game!r}; known: "
+                          f"{', '.join(game_names())}", "game")
+        self._list(session, rid, game, msg.get("status"))
 
     async def _unqueue_request(self, session: Session, rid: int | None,
                                msg: dict[str, Any]) -> None:
@@ -320,9 +347,9 @@ class Lobby:
         match = Match.create(self.ctx, tokens.new_match_id(), game, options, turn_timer,
                              msg.get("abandon", "forfeit"), tokens.new_seed(), tokens.new_salt(),
                              rated=rated)
-        match.seat_session(seat, session)
+        match.seat_session(seat, session, client_seed=client_seed(msg))
         if bot is not None:
-            match.seat_bot(1 - seat, bot)
+            match.seat_bot(1 - seat, bot, client_seed=tokens.new_client_seed())
         await self._launch(match)
         log.info("match %s created: %s %s%s by %s%s", match.id, game, options,
                  " rated" if rated else "", session.id, f" against bot {bot}" if bot else "")
@@ -342,28 +369,34 @@ class Lobby:
         if game in session.queued:
             raise Refusal("already_seated", f"you already wait in a {game} queue", "game")
         if rated:
+            self.rated_seeds[(game, session.id)] = client_seed(msg)
             await self._queue_rated(session, rid, game, options)
             return
         waiting = self.queues.setdefault(game, [])
-        partner = next((i for i, (s, o) in enumerate(waiting)
-                        if o == options and not _same_account(s, session)), None)
+        partner = next((i for i, w in enumerate(waiting)
+                        if w.options == options and not _same_account(w.session, session)),
+                       None)
         if partner is None:
-            waiting.append((session, options))
+            # The seed of the match to come is drawn now and committed to in the reply,
+            # before the partner's client seed exists (the server cannot choose the deal).
+            entry = Waiting(session, options, client_seed(msg), tokens.new_seed(),
+                            tokens.new_salt())
+            waiting.append(entry)
             session.queued.add(game)
-            self._ok(session, rid, game=game)
+            self._ok(session, rid, game=game,
+                     commitment=fairness.commitment(entry.seed, entry.salt))
             return
         self._check_capacity()
-        other, _ = waiting.pop(partner)
-        other.queued.discard(game)
+        other = waiting.pop(partner)
+        other.session.queued.discard(game)
         match = Match.create(self.ctx, tokens.new_match_id(), game, options,
-                             self.config.turn_timer, "forfeit", tokens.new_seed(),
-                             tokens.new_salt())
+                             self.config.turn_timer, "forfeit", other.seed, other.salt)
         first = secrets.randbelow(2)
-        match.seat_session(first, other)
-        match.seat_session(1 - first, session)
+        match.seat_session(first, other.session, client_seed=other.client_seed)
+        match.seat_session(1 - first, session, client_seed=client_seed(msg))
         await self._launch(match)
-        log.info("match %s paired from the %s queue: %s vs %s", match.id, game, other.id,
-                 session.id)
+        log.info("match %s paired from the %s queue: %s vs %s", match.id, game,
+                 other.session.id, session.id)
         self._ok(session, rid, game=game)
         await self._run(match)
 
@@ -414,8 +447,11 @@ class Lobby:
                                  self.config.turn_timer, "forfeit", tokens.new_seed(),
                                  tokens.new_salt(), rated=True)
             seat = secrets.randbelow(2)
-            match.seat_session(seat, one)
-            match.seat_session(1 - seat, two)
+            seeds = self.rated_seeds
+            match.seat_session(seat, one, client_seed=seeds.pop((game, one.id), None)
+                               or tokens.new_client_seed())
+            match.seat_session(1 - seat, two, client_seed=seeds.pop((game, two.id), None)
+                               or tokens.new_client_seed())
             await self._launch(match)
             log.info("match %s paired from the rated %s queue: %s (%.0f) vs %s (%.0f)",
                      match.id, game, one.id, first.rating, two.id, second.rating)
@@ -423,9 +459,11 @@ class Lobby:
 
     def _unqueue(self, session: Session, game: str | None) -> None:
         for name in list(session.queued if game is None else {game} & session.queued):
-            self.queues[name] = [(s, o) for s, o in self.queues.get(name, []) if s is not session]
+            self.queues[name] = [w for w in self.queues.get(name, [])
+                                 if w.session is not session]
             self.rated_queues[name] = [e for e in self.rated_queues.get(name, [])
                                        if e.ref is not session]
+            self.rated_seeds.pop((name, session.id), None)
             session.queued.discard(name)
 
     async def _to_match(self, session: Session, msg: dict[str, Any]) -> None:
@@ -448,6 +486,13 @@ def _same_account(a: Session, b: Session) -> bool:
     return a.account is not None and b.account is not None and a.account.id == b.account.id
 
 
+def client_seed(msg: dict[str, Any]) -> str:
+    """The request's ``client_seed`` in lower case, or a fresh one the server chooses
+    for a seat that sent none (the schema has checked that it is 1..64 hex digits)."""
+    given = msg.get("client_seed")
+    return given.lower() if given is not None else tokens.new_client_seed()
+
+
 _Route = Callable[[Lobby, Session, "int | None", dict[str, Any]], Awaitable[None]]
 
 #: Requests the lobby answers itself: message type -> handler.
@@ -463,7 +508,8 @@ LOBBY_ROUTES: dict[str, _Route] = {
 #: Requests about one match (``msg["match"]``): message type -> the command its task runs.
 MATCH_COMMANDS: dict[str, Callable[[Session, dict[str, Any]], cmd.Request]] = {
     "intent": lambda s, m: cmd.PlayIntent(s.id, m.get("id"), seq=m["seq"], intent=m["intent"]),
-    "join": lambda s, m: cmd.Join(s.id, m.get("id"), name=s.name, seat=m.get("seat")),
+    "join": lambda s, m: cmd.Join(s.id, m.get("id"), name=s.name, seat=m.get("seat"),
+                                  client_seed=client_seed(m)),
     "watch": lambda s, m: cmd.Watch(s.id, m.get("id")),
     "leave": lambda s, m: cmd.Leave(s.id, m.get("id")),
     "resign": lambda s, m: cmd.Resign(s.id, m.get("id")),

@@ -40,3 +40,8 @@ def new_seed() -> int:
 def new_salt() -> str:
     """The salt of a fair-shuffle commitment (R0.2): 16 random bytes as hex."""
     return secrets.token_hex(16)
+
+
+def new_client_seed() -> str:
+    """A client seed for a seat whose player sent none: 128 random bits as 32 hex digits."""
+    return secrets.token_hex(16)

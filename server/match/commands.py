@@ -54,12 +54,14 @@ class Attach(Request):
 class Join(Request):
     """Take a seat (``seat`` None: the free one) under the session's ``name``;
     ``account``: the session's account (None: a guest), ``player``: what the player
-    map says of it (see :meth:`MatchCore.set_account`)."""
+    map says of it (see :meth:`MatchCore.set_account`); ``client_seed``: the seat's
+    client seed (the player's, or one the lobby chose)."""
 
     name: str = ""
     seat: int | None = None
     account: int | None = None
     player: dict[str, Any] | None = None
+    client_seed: str = "0"
 
 
 @dataclass(frozen=True, slots=True)

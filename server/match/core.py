@@ -9,7 +9,13 @@ message goes to whom and which deadline to arm (:mod:`server.match.effects`).
 
 Intent checks run in the order of PROTOCOL-CORE: ``not_in_match``, ``stale``,
 ``not_your_turn``, ``illegal_intent`` (``not_seated`` for a spectator and
-``match_finished`` after the end come right after ``not_in_match``).
+``match_finished`` after the end come right after ``not_in_match``). ``stale``
+is the seq rule of :mod:`server.match.window`: a seat may act on any snapshot
+since its ``legal`` list last changed.
+
+The deal is made when the last seat is taken, from the server seed and every
+seat's client seed (:func:`server.replay.new_match_state`); until then a
+waiting match holds a placeholder state that deals nothing of the real one.
 
 A journal row is part of the engine change that made it: when its commit fails,
 the task calls :meth:`MatchCore.rollback` with the rows the store holds, and the
@@ -24,9 +30,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from engine import cards
 from engine.core import Event, RuleError, State
 from engine.fairness import commitment, seed_hex
 from engine.registry import get_game
+from engine.rng import LEGACY_STREAM, HmacStream
 from protocol import events as ev
 from protocol.errors import ProtocolError, Refusal, RemoteProtocolError
 from server.config import ServerConfig
@@ -41,8 +49,10 @@ from server.match.effects import (
     SaveSeat,
     SaveWatcher,
 )
+from server.match.history import EventHistory
+from server.match.window import SeqWindow
 from server.ratings import played_seats
-from server.replay import rebuild
+from server.replay import new_match_state, rebuild
 from server.store import JournalEntry, MatchRecord, RatingChange, SeatRecord
 
 log = logging.getLogger("cardserver.match")
@@ -85,6 +95,10 @@ class SeatState:
     account: int | None = None
     #: what the player map says about that account (``registered``, ``rating``...)
     player: dict[str, Any] | None = None
+    #: the seat's client seed (hex), given by its player or chosen by the lobby
+    client_seed: str | None = None
+    #: seq of the last snapshot its session was sent (None: unknown, after a restart)
+    seen: int | None = None
 
     @property
     def taken(self) -> bool:
@@ -97,7 +111,31 @@ class SeatState:
 
     def record(self) -> SeatRecord:
         """The seat as stored."""
-        return SeatRecord(self.index, self.session, self.name, self.bot, self.auto_flip)
+        return SeatRecord(self.index, self.session, self.name, self.bot, self.auto_flip,
+                          self.client_seed)
+
+
+def _placeholder(rec: MatchRecord) -> State:
+    """The state a waiting match holds until the deal: dealt from a fixed key (it
+    tells nothing of the real deal, made when the last seat is taken); its views
+    are sent face down (:func:`_face_down`)."""
+    return get_game(rec.game).new_state(rec.seed, rec.options, rng=HmacStream(bytes(32)))
+
+
+def _face_down(value: Any) -> Any:
+    """``value`` (a view) with every card face replaced by ``"back"``: nothing of a
+    waiting match is dealt yet, so no card in its view is real."""
+    if isinstance(value, str):
+        try:
+            cards.from_str(value)
+        except ValueError:
+            return value
+        return cards.BACK
+    if isinstance(value, dict):
+        return {k: _face_down(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_face_down(v) for v in value]
+    return value
 
 
 class MatchCore:
@@ -133,6 +171,12 @@ class MatchCore:
         self._now = 0.0
         self._fx = Effects()
         self._before: tuple[str, float | None] = (self.status, None)
+        #: the seq rule: per seat, its legal list and the seq it last changed at
+        self.window = SeqWindow(self.game.seats, self.game.simultaneous)
+        #: (seq, status) the window was last brought up to date at
+        self._window_at: tuple[int, str] | None = None
+        #: recent raw events, for the snapshot after a seat's resume
+        self.history = EventHistory(first_seq=seq)
 
     # -- construction -------------------------------------------------------
 
@@ -143,7 +187,7 @@ class MatchCore:
         Raises:
             engine.core.BadOption: bad options (already normalized by the caller).
         """
-        return cls(rec, get_game(rec.game).new_state(rec.seed, rec.options), 0, rules)
+        return cls(rec, _placeholder(rec), 0, rules)
 
     @classmethod
     def restore(cls, rec: MatchRecord, entries: list[JournalEntry], rules: Rules) -> MatchCore:
@@ -153,11 +197,13 @@ class MatchCore:
         Raises:
             server.replay.ReplayError: the journal does not replay.
         """
-        core = cls(rec, rebuild(rec, entries), len(entries), rules)
+        state = rebuild(rec, entries) if rec.status != "waiting" else _placeholder(rec)
+        core = cls(rec, state, len(entries), rules)
         core.played = played_seats(entries)
         for srec in rec.seats:
             seat = core.seats[srec.seat]
             seat.name, seat.bot, seat.auto_flip = srec.name, srec.bot, srec.auto_flip
+            seat.client_seed = srec.client_seed
             if srec.session is not None and srec.bot is None:
                 seat.session = srec.session
         for sid in rec.watchers:
@@ -165,19 +211,20 @@ class MatchCore:
         return core
 
     def seat(self, index: int, session: str, name: str, account: int | None = None,
-             player: dict[str, Any] | None = None) -> None:
+             player: dict[str, Any] | None = None, *, client_seed: str = "0") -> None:
         """Seat a connected ``session`` before the match starts (create, queue);
-        ``account`` and ``player`` as for :meth:`set_account`."""
+        ``account`` and ``player`` as for :meth:`set_account`; ``client_seed``: the
+        seat's client seed (the lobby always passes one; the default is for tests)."""
         seat = self.seats[index]
-        seat.session, seat.name = session, name
+        seat.session, seat.name, seat.client_seed = session, name, client_seed
         self.set_account(index, account, player)
         self.connected.add(session)
         self._maybe_start()
 
-    def seat_bot(self, index: int, strategy: str) -> None:
+    def seat_bot(self, index: int, strategy: str, *, client_seed: str = "0") -> None:
         """Seat a server bot playing ``strategy`` before the match starts."""
         seat = self.seats[index]
-        seat.bot, seat.name = strategy, f"{strategy} (bot)"
+        seat.bot, seat.name, seat.client_seed = strategy, f"{strategy} (bot)", client_seed
         self._maybe_start()
 
     def set_account(self, index: int, account: int | None,
@@ -193,11 +240,23 @@ class MatchCore:
         return MatchRecord(self.id, rec.game, self.options, rec.seed, rec.salt,
                            self.turn_timer, self.abandon, self.status, self.created,
                            seats=[s.record() for s in self.seats],
-                           watchers=list(self.spectators), rated=self.rated)
+                           watchers=list(self.spectators), rated=self.rated,
+                           stream=rec.stream)
+
+    def client_seeds(self) -> list[str] | None:
+        """Every seat's client seed, seat 0 first, once the match has started on the
+        documented stream (None before, and for matches of the old generator)."""
+        seeds = [s.client_seed for s in self.seats]
+        if self.status == "waiting" or self.rec.stream == LEGACY_STREAM or None in seeds:
+            return None   # (None in seeds: a waiting match removed when its seats left)
+        return [seed for seed in seeds if seed is not None]
 
     def _maybe_start(self) -> None:
+        """The last seat is taken: deal from the server seed and the client seeds."""
         if self.status == "waiting" and all(s.taken for s in self.seats):
             self.status = "active"
+            self.state = new_match_state(self.record())
+            self._refresh_window()
 
     # -- the public face ----------------------------------------------------
 
@@ -261,9 +320,13 @@ class MatchCore:
             server.replay.ReplayError: the stored rows do not replay.
         """
         log.warning("match %s: journal commit failed; rebuilt at seq %d", self.id, len(committed))
-        self.state = rebuild(self.rec, committed)
+        self.state = rebuild(self.record(), committed)
+        # the window may hold changes of rows that are gone: start it afresh
+        self.window = SeqWindow(self.game.seats, self.game.simultaneous)
+        self._window_at = None
         self.seq = len(committed)
         self.played = played_seats(committed)
+        self.history = EventHistory(first_seq=self.seq)   # it may hold undone events
         status, linger = self._before
         if self.status != status:
             self.status, self.linger_until = status, linger
@@ -315,7 +378,9 @@ class MatchCore:
             if seat.human(req.session):
                 seat.grace_deadline = None
                 self._presence(seat)
-                self._send(req.session, self.snapshot(seat.index, []))
+                # what happened while it was away, as this seat may see it
+                missed, cut = self.history.since(seat.seen)
+                self._send_seat(seat, missed, cut=cut or None)
         if req.session in self.spectators:
             self._send(req.session, self.snapshot(None, []))
 
@@ -323,8 +388,10 @@ class MatchCore:
         seat = self._require_seat(req)
         if self.status == "finished":
             self._refuse("match_finished", "the match is over")
-        if req.seq != self.seq:
-            self._refuse("stale", f"seq {req.seq} is not the match's seq {self.seq}", "seq")
+        self._refresh_window()
+        if not self.window.accepts(seat, req.seq, self.seq):
+            self._refuse("stale", f"seq {req.seq} is outside {self.window.since(seat)}.."
+                         f"{self.seq}: act on your newest snapshot", "seq")
         if self.status != "active":
             self._refuse("not_your_turn", "the match has not started")
         try:
@@ -337,8 +404,10 @@ class MatchCore:
         self._changed(events, seat, first=req.session)
 
     def _on_bot_intent(self, c: cmd.BotIntent) -> None:
-        if self.seats[c.seat].bot is None or self.status != "active" or c.seq != self.seq:
-            return  # a bot acting on an old snapshot: it gets the next one
+        self._refresh_window()
+        if (self.seats[c.seat].bot is None or self.status != "active"
+                or not self.window.accepts(c.seat, c.seq, self.seq)):
+            return  # a bot acting on an outdated snapshot: it gets the next one
         try:
             events = self.state.apply(c.seat, c.intent)
         except RuleError:
@@ -383,7 +452,7 @@ class MatchCore:
             self._stop_watching(req.session)
         if req.live:
             self.connected.add(req.session)
-        seat.session, seat.name = req.session, req.name
+        seat.session, seat.name, seat.client_seed = req.session, req.name, req.client_seed
         self.set_account(seat.index, req.account, req.player)
         self._maybe_start()
         self._fx.writes.append(SaveSeat(seat.record(), self.status))
@@ -394,7 +463,7 @@ class MatchCore:
             self._update_timers(None)
             self._broadcast([])
         else:
-            self._send(req.session, self.snapshot(seat.index, []))
+            self._send_seat(seat, [])
             self._presence(seat)
 
     def _on_watch(self, req: cmd.Watch) -> None:
@@ -438,7 +507,7 @@ class MatchCore:
         self._fx.writes.append(SaveSeat(seat.record()))
         self._ok(req, match=self.id)
         self._update_timers(None)
-        self._send(req.session, self.snapshot(seat.index, []))
+        self._send_seat(seat, [])
 
     def _on_chat(self, req: cmd.Chat) -> None:
         seat = self.seat_of(req.session)
@@ -524,7 +593,13 @@ class MatchCore:
         if seat.session is None or seat.bot is not None:
             return
         if self.abandon == "bot":
-            self._fx.members.append(Membership(seat.session, seat.index, False))
+            # The former player watches from now on, so that its session, when it
+            # resumes, is sent the match and sees the bot in its seat.
+            session = seat.session
+            self._fx.members.append(Membership(session, seat.index, False))
+            self.spectators[session] = None
+            self._fx.writes.append(SaveWatcher(session, True))
+            self._fx.members.append(Membership(session, None, True))
             seat.session = seat.account = seat.player = None
             seat.bot = self.rules.abandon_bot
             seat.name = f"{seat.name} ({seat.bot} bot)"
@@ -552,6 +627,7 @@ class MatchCore:
             self._fx.members.append(Membership(seat.session, seat.index, False))
         seat.session, seat.name, seat.grace_deadline = None, None, None
         seat.account = seat.player = None
+        seat.client_seed = seat.seen = None
         if any(s.taken for s in self.seats):
             self._fx.writes.append(SaveSeat(seat.record()))
             self._presence(seat)
@@ -560,6 +636,9 @@ class MatchCore:
         self._fx.writes.append(DeleteMatch())
         self.linger_until = self._now
         self.status = "finished"
+        if any(sid in self.connected for sid in self.spectators):
+            # spectators are told it is gone: a last snapshot, result "cancelled"
+            self._fx.messages.append((SPECTATORS, self.snapshot(None, [])))
 
     def _journal(self, kind: str, seat: int, intent: dict[str, Any] | None = None,
                  reason: str | None = None, by: str = "seat") -> None:
@@ -575,6 +654,7 @@ class MatchCore:
             ratings = self._rate(outcome.winner)
         self._fx.writes.append(AppendJournal(entry, finished, ratings))
         self.seq = seq
+        self._refresh_window_after(outcome is not None)
         log.debug("match %s: seq %d seat %d %s %s by %s", self.id, seq, seat, kind,
                   intent if intent is not None else reason or "", by)
         if outcome is not None and self.status != "finished":
@@ -610,8 +690,32 @@ class MatchCore:
             result["ratings"] = self.rating_result
         return result
 
+    def _refresh_window_after(self, finished: bool) -> None:
+        """Record every seat's legal list after the journal row just made (the seq
+        rule needs each change, not only the ones that were broadcast)."""
+        if finished:   # the status turns finished right after: nobody may act
+            self.window.update(self.seq, lambda seat: [])
+            self._window_at = (self.seq, "finished")
+        else:
+            self._refresh_window()
+
+    def _refresh_window(self) -> None:
+        """Bring :attr:`window` up to the current seq and status (cheap when it is)."""
+        at = (self.seq, self.status)
+        if at == self._window_at:
+            return
+        active = self.status == "active"
+        self.window.update(self.seq, self.state.legal if active else lambda seat: [])
+        self._window_at = at
+
+    def _legal(self, seat: int) -> list[dict[str, Any]]:
+        """The seat's legal intents now (the window's copy: computed once per change)."""
+        self._refresh_window()
+        return self.window.legal(seat)
+
     def _changed(self, events: list[Event], acted: int | None,
                  first: str | None = None) -> None:
+        self.history.add(self.seq, events)
         self._update_timers(acted)
         self._broadcast(events, first)
         if self.status == "finished":
@@ -632,22 +736,39 @@ class MatchCore:
         if any(sid in self.connected for sid in self.spectators):
             self._fx.messages.append((SPECTATORS, msg))
 
-    def snapshot(self, seat: int | None, events: list[Event]) -> ev.Snapshot:
-        """The ``snapshot`` for ``seat`` (None: spectator), through the projection."""
+    def snapshot(self, seat: int | None, events: list[Event],
+                 cut: bool | None = None) -> ev.Snapshot:
+        """The ``snapshot`` for ``seat`` (None: spectator), through the projection.
+        ``cut``: older events this seat missed were left out of ``events``."""
         state = self.state
         active = self.status == "active"
-        outcome = state.outcome() if self.status == "finished" else None
+        result = None
+        if self.status == "finished":
+            outcome = state.outcome()
+            # a waiting match removed when its last seat left was never played
+            result = ({"winner": None, "reason": "cancelled"} if outcome is None
+                      else self._result(outcome))
+        view = state.view(seat)
         return ev.Snapshot(
-            match=self.id, game=self.game.name, seq=self.seq, seat=seat, view=state.view(seat),
-            legal=state.legal(seat) if active and seat is not None else [],
+            match=self.id, game=self.game.name, seq=self.seq, seat=seat,
+            view=_face_down(view) if self.status == "waiting" else view,
+            legal=self._legal(seat) if active and seat is not None else [],
             status=self.status,
             events=state.project_events(events, seat) if events else [],
             players=self.players(), options=self.options, commitment=self.commitment,
             deadline=self._deadline_for(seat),
             auto_flip=seat is not None and self.seats[seat].auto_flip,
-            result=self._result(outcome) if outcome is not None else None,
-            reveal=None if outcome is None else {"seed": seed_hex(self.rec.seed),
-                                                 "salt": self.rec.salt})
+            result=result,
+            reveal=None if result is None else {"seed": seed_hex(self.rec.seed),
+                                                "salt": self.rec.salt},
+            stream=None if self.status == "waiting" else self.rec.stream,
+            client_seeds=self.client_seeds(), events_cut=cut)
+
+    def _send_seat(self, seat: SeatState, events: list[Event], cut: bool | None = None) -> None:
+        """Send the seat's player its snapshot (if connected) and remember its seq."""
+        if seat.session is not None and seat.session in self.connected:
+            self._fx.messages.append((seat.session, self.snapshot(seat.index, events, cut)))
+            seat.seen = self.seq
 
     def _deadline_for(self, seat: int | None) -> float | None:
         """Seconds left on the seat's own turn timer (None: none running for it); a
@@ -672,7 +793,7 @@ class MatchCore:
             return
         assert first is not None
         for seat in mine:
-            self._send(first, self.snapshot(seat.index, events))
+            self._send_seat(seat, events)
         self._fx.later = self._deferred(events, first, self._now)
 
     def _deferred(self, events: list[Event], skip: str, now: float) -> Callable[[], Effects]:
@@ -693,9 +814,9 @@ class MatchCore:
             if seat.bot is not None:
                 self._fx.bots.append(BotTurn(
                     seat.index, seat.bot, self.seq, self.state.view(seat.index),
-                    self.state.legal(seat.index) if active else [], pace))
+                    self._legal(seat.index) if active else [], pace))
             elif seat.session is not None and seat.session != skip:
-                self._send(seat.session, self.snapshot(seat.index, events))
+                self._send_seat(seat, events)
         if any(sid in self.connected for sid in self.spectators):
             self._fx.messages.append((SPECTATORS, self.snapshot(None, events)))
 

@@ -130,13 +130,14 @@ class Match:
             session.watching.add(match.id)
         return match
 
-    def seat_session(self, index: int, session: Session) -> None:
+    def seat_session(self, index: int, session: Session, *, client_seed: str = "0") -> None:
         """Put ``session`` in seat ``index`` before the task starts (create, queue)."""
         self.sessions[session.id] = session
         account = session.account
         self.core.seat(index, session.id, session.name,
                        None if account is None else account.id,
-                       player_extras(self.ctx.store, account, self.game, self.core.rated))
+                       player_extras(self.ctx.store, account, self.game, self.core.rated),
+                       client_seed=client_seed)
         session.seats.add((self.id, index))
 
     @property
@@ -154,9 +155,9 @@ class Match:
         assert a0 is not None and a1 is not None
         return self.ctx.store.rate(self.id, self.game, (a0, a1), winner)
 
-    def seat_bot(self, index: int, name: str) -> None:
+    def seat_bot(self, index: int, name: str, *, client_seed: str = "0") -> None:
         """Put a server bot in seat ``index`` before the task starts."""
-        self.core.seat_bot(index, name)
+        self.core.seat_bot(index, name, client_seed=client_seed)
 
     def store_new(self) -> None:
         """Store this new match with its current seats and status.

@@ -24,6 +24,8 @@ def strategy_for(check: Any) -> st.SearchStrategy[Any]:
     """A hypothesis strategy producing values ``check`` accepts."""
     if isinstance(check, m.Str):
         return st.text(_text, min_size=check.min, max_size=min(check.max, 40))
+    if isinstance(check, m.Hex):
+        return st.text("0123456789abcdefABCDEF", min_size=check.min, max_size=check.max)
     if isinstance(check, m.Int):
         return st.integers(check.min, min(check.max, 2**63 - 1))
     if isinstance(check, m.Num):

@@ -110,7 +110,8 @@ async def test_turn_timer_plays_datastructures_defaults(start_server, nursery,
     theirs = await bob.snapshot(mid, lambda s: s["status"] == "active")
     mover, waiter = (snap, theirs) if first == 0 else (theirs, snap)
     assert mover["deadline"] == 7 and waiter["deadline"] is None
-    later = await alice.snapshot(mid, lambda s: s["view"]["to_move"] != first, timeout=LONG)
+    later = await alice.snapshot(mid, lambda s: s["status"] == "active"
+                                 and s["view"]["to_move"] != first, timeout=LONG)
     assert later["view"]["turn"] == 2
     kinds = [r.intent["type"] for r in server.store.journal(mid)]
     assert kinds[0] == "end_phase" and kinds[-1] == "end_turn"

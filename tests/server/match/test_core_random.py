@@ -10,7 +10,7 @@ import random
 import pytest
 
 from server.match import commands as c
-from server.match.core import MatchCore
+from server.match.core import MatchCore, _face_down
 from server.match.effects import SPECTATORS, Effects
 from server.replay import rebuild
 from tests.server.match.helpers import RULES, record
@@ -66,7 +66,8 @@ def _check(core: MatchCore, command: c.Command, fx: Effects, seq_before: int) ->
             assert msg["seat"] == core.seat_of(to)
     for msg in last.values():
         assert msg["seq"] == core.seq
-        assert msg["view"] == core.state.view(msg["seat"])
+        view = core.state.view(msg["seat"])   # a waiting match shows its cards face down
+        assert msg["view"] == (_face_down(view) if msg["status"] == "waiting" else view)
 
 
 @pytest.mark.parametrize("game", ["war", "datastructures"])
@@ -100,4 +101,4 @@ def test_random_walk(game: str, seed: int) -> None:
     assert [r.seq for r in journal] == list(range(1, core.seq + 1))
     if journal:
         assert journal[-1].digest == core.state.digest()
-        assert rebuild(core.rec, journal).digest() == core.state.digest()
+        assert rebuild(core.record(), journal).digest() == core.state.digest()

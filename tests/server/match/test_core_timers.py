@@ -8,7 +8,7 @@ import math
 
 from server.match import commands as c
 from server.match.core import Rules
-from server.match.effects import SPECTATORS, BotTurn, Membership, SaveSeat
+from server.match.effects import SPECTATORS, BotTurn, Membership, SaveSeat, SaveWatcher
 from tests.server.match.helpers import EVE, RULES, A, B, active, error, mover, play, waiting
 
 
@@ -113,7 +113,10 @@ def test_grace_runs_out_and_a_bot_takes_over() -> None:
     fx = core.handle(c.Tick(), 13.0)
     seat = core.seats[1]
     assert (seat.session, seat.bot, seat.name) == (None, "random", "bob (random bot)")
-    assert fx.members == [Membership(B, 1, False)] and fx.writes == [SaveSeat(seat.record())]
+    # bob's session watches from now on: its resume is sent the match, bot and all
+    assert fx.members == [Membership(B, 1, False), Membership(B, None, True)]
+    assert fx.writes == [SaveWatcher(B, True), SaveSeat(seat.record())]
+    assert B in core.spectators
     assert fx.to(A)[0]["type"] == "presence" and fx.to(A)[0]["connected"] is True
     turns = [t for t in fx.bots if t.seat == 1]
     assert turns and turns[0].strategy == "random" and turns[0].pace == 0.0
