@@ -83,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="rated matches (queue or create; needs an account)")
     conn.add_argument("--forget", action="store_true",
                       help="forget the remembered session (and login) first: start afresh")
+    conn.add_argument("--client-seed", metavar="HEX", default=None,
+                      help="1..64 hex digits mixed into every deal (default: the server's)")
     conn.add_argument("--json", action="store_true", help="print the summary as JSON")
     conn.add_argument("--quiet", action="store_true", help="print only the summary")
     sub.add_parser("strategies", help="list the strategies")
@@ -135,7 +137,8 @@ def run_connect(args: argparse.Namespace) -> int:
                                   match=args.match, seat=args.seat, server_bot=args.vs_bot,
                                   options=options, think=args.think, on_event=say,
                                   summary=summary, rated=args.rated, memory=memory,
-                                  session_options=session_options)
+                                  session_options=session_options,
+                                  client_seed=args.client_seed)
     status = 0
     try:
         trio.run(lambda: play(strategy, host, port, **kwargs))

@@ -25,8 +25,10 @@ What the SDK does for the bot:
 * timing: it acts only on the *newest* snapshot of its match. If a newer
   snapshot arrives while the bot thinks (or during ``think``, the optional
   pause before each move), the stale decision is thrown away and the bot is
-  asked again. An intent answered ``stale`` (War: both seats flip at once) is
-  simply decided again on the newest snapshot;
+  asked again. After an accepted intent it waits for a snapshot at least as new as
+  the ``seq`` of the ``ok`` (one showing its own move), so under the server's seq
+  rule War flips are never ``stale``; an intent refused ``stale`` anyway (the
+  position changed under it) is simply decided again on the newest snapshot;
 * CPU-bound bots (the search strategy) run in a worker thread, so the session
   keeps answering heartbeats while they think;
 * results: each finished match becomes a :class:`MatchResult`; a run returns
@@ -200,7 +202,8 @@ class BotRunner:
                  options: Mapping[str, Any] | None = None,
                  on_event: Callable[[str], None] | None = None,
                  rated: bool = False,
-                 on_seats: Callable[[set[str]], None] | None = None) -> None:
+                 on_seats: Callable[[set[str]], None] | None = None,
+                 client_seed: str | None = None) -> None:
         if game not in GAMES:
             raise ValueError(f"unknown game {game!r}; known: {', '.join(GAMES)}")
         if think < 0:
@@ -209,6 +212,8 @@ class BotRunner:
         self.game = game
         self.think = think
         self.options = dict(options or {})
+        #: sent with every create, join and queue: this bot's share of each deal
+        self.client_seed = client_seed
         self.decide = as_decider(bot, game)
         self.on_event = on_event or (lambda text: log.info("%s", text))
         self.latest: dict[str, dict[str, Any]] = {}   # match -> newest snapshot
@@ -293,7 +298,7 @@ class BotRunner:
         """
         reply = await self.session.request(
             Create(game=self.game, options=self.options, bot=server_bot, seat=seat,
-                   rated=True if self.rated else None))
+                   rated=True if self.rated else None, client_seed=self.client_seed))
         (announce or self.on_event)(f"created match {reply['match']} (seat {reply['seat']})")
         return await self.play_match(reply["match"], reply["seat"])
 
@@ -303,12 +308,14 @@ class BotRunner:
         Raises:
             ServerError: e.g. ``no_such_match``, ``seat_taken``.
         """
-        reply = await self.session.request(Join(match=match, seat=seat))
+        reply = await self.session.request(Join(match=match, seat=seat,
+                                                client_seed=self.client_seed))
         self.on_event(f"joined match {reply['match']} (seat {reply['seat']})")
         return await self.play_match(reply["match"], reply["seat"])
 
     def _queue_request(self) -> Queue:
-        return Queue(game=self.game, options=self.options, rated=True if self.rated else None)
+        return Queue(game=self.game, options=self.options, rated=True if self.rated else None,
+                     client_seed=self.client_seed)
 
     async def resume_seats(self, remembered: Iterable[str], wait: float = 3.0
                            ) -> list[tuple[str, int]]:
@@ -358,7 +365,7 @@ class BotRunner:
     async def _play(self, match: str, seat: int) -> MatchResult:
         start_reconnects = self.session.reconnects
         consumed = 0        # serial of the last snapshot acted on (or skipped)
-        accepted_seq = -1   # seq of our last accepted intent
+        floor = 0           # the match's seq after our last accepted intent
         our_moves = 0
         while True:
             self._drain()
@@ -367,8 +374,9 @@ class BotRunner:
             if snap is not None and snap["status"] == "finished":
                 self.finished.add(match)
                 return self._result(snap, seat, our_moves, start_reconnects)
+            # a snapshot older than our own last intent does not show it yet: skip it
             if (snap is None or serial <= consumed or not snap["legal"]
-                    or snap["seq"] <= accepted_seq):
+                    or snap["seq"] < floor):
                 consumed = max(consumed, serial)
                 await self._next_push()
                 continue
@@ -383,7 +391,7 @@ class BotRunner:
             if self.serials.get(match, 0) != serial:
                 continue  # a newer snapshot arrived while thinking: decide again on it
             try:
-                await self.session.request(
+                reply = await self.session.request(
                     IntentRequest(match=match, seq=snap["seq"], intent=intent))
             except ServerError as exc:
                 if exc.code in ("stale", "not_your_turn", "illegal_intent", "match_finished"):
@@ -393,7 +401,7 @@ class BotRunner:
             except ConnectionLost:
                 # Maybe applied, maybe not: the snapshot re-sent on resume will tell.
                 continue
-            accepted_seq = snap["seq"]
+            floor = reply.get("seq", snap["seq"] + 1)
             our_moves += 1
 
     def _result(self, snap: dict[str, Any], seat: int, our_moves: int,
@@ -414,7 +422,7 @@ async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
                on_event: Callable[[str], None] | None = None,
                session_options: Mapping[str, Any] | None = None,
                summary: Summary | None = None, rated: bool = False,
-               memory: SessionMemory | None = None) -> Summary:
+               memory: SessionMemory | None = None, client_seed: str | None = None) -> Summary:
     """Connect, play ``matches`` matches with ``bot``, return the summary.
 
     Args:
@@ -430,6 +438,8 @@ async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
         memory: what to remember across restarts (:class:`client.state.SessionMemory`):
             its resume token is sent, the new one saved, and the matches it sat in
             are played to their end first (each counts as one of ``matches``).
+        client_seed: 1..64 hex digits mixed into every deal (docs/protocol.md,
+            "The random stream"); None: the server picks one per match.
 
     Raises:
         ValueError: bad mode, game, or match count.
@@ -456,7 +466,8 @@ async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
     try:
         async with open_session(host, port, name=name, **opts) as session:
             await _play_session(session, bot, game, matches, mode, match, seat, server_bot,
-                                options, think, on_event, say, summary, rated, memory)
+                                options, think, on_event, say, summary, rated, memory,
+                                client_seed=client_seed)
     except ServerError as exc:
         if exc.code != "bad_token" or not opts.get("token"):
             raise
@@ -466,7 +477,8 @@ async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
             memory.welcomed(None)
         async with open_session(host, port, name=name, **opts) as session:
             await _play_session(session, bot, game, matches, mode, match, seat, server_bot,
-                                options, think, on_event, say, summary, rated, memory)
+                                options, think, on_event, say, summary, rated, memory,
+                                client_seed=client_seed)
     return summary
 
 
@@ -474,10 +486,12 @@ async def _play_session(session: Session, bot: Any, game: str, matches: int, mod
                         match: str | None, seat: int | None, server_bot: str | None,
                         options: Mapping[str, Any] | None, think: float,
                         on_event: Callable[[str], None] | None, say: Callable[[str], None],
-                        summary: Summary, rated: bool, memory: SessionMemory | None) -> None:
+                        summary: Summary, rated: bool, memory: SessionMemory | None, *,
+                        client_seed: str | None = None) -> None:
     """The body of :func:`play` on an open session."""
     runner = BotRunner(session, bot, game, think=think, options=options, on_event=on_event,
-                       rated=rated, on_seats=memory.seated if memory is not None else None)
+                       rated=rated, on_seats=memory.seated if memory is not None else None,
+                       client_seed=client_seed)
     back: list[tuple[str, int]] = []
     if memory is not None:
         memory.welcomed(session.token)

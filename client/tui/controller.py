@@ -16,8 +16,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-import trio
-
 from client.tui import form as form_fns
 from client.tui import ratings_screen
 from client.tui import selection as sel
@@ -42,8 +40,6 @@ class Requester(Protocol):
 
 #: The longest chat line the protocol takes.
 CHAT_MAX = 200
-#: How many times a War flip answered ``stale`` is resent on the newest snapshot.
-STALE_RETRIES = 3
 
 
 class Controller:
@@ -553,47 +549,31 @@ class Controller:
     async def intent(self, match: str, intent: dict[str, Any]) -> None:
         """Send one legal intent on the newest snapshot's seq.
 
-        A War flip answered ``stale`` (both seats flipped at once) is resent on
-        the newest snapshot while it is still legal, up to :data:`STALE_RETRIES`.
+        No retry: under the server's seq rule a War flip is never ``stale`` (both
+        seats may flip on the same snapshot), and a ``stale`` Data Structures move
+        was made on a position that has changed: the player looks again.
         """
         m = self.model
         mv = m.views.get(match)
         if mv is None or mv.snapshot is None:
             return
         try:
-            for _ in range(STALE_RETRIES + 1):
-                seq = mv.snapshot.get("seq")
-                msg = {"type": "intent", "match": match, "seq": seq, "intent": intent}
-                if self.request is None:
-                    m.say("not connected", error=True)
-                    return
-                try:
-                    reply = await self.request(msg)
-                except (OSError, ConnectionError, EOFError) as exc:
-                    m.say(f"move not answered: {exc or 'connection lost'}", error=True)
-                    return
-                if reply.get("type") != "error":
-                    return
-                if reply.get("code") == "stale":
-                    await _newer_snapshot(mv, seq)
-                    if intent in mv.legal and mv.snapshot.get("seq") != seq:
-                        continue  # the newest snapshot still allows it: act again on it
-                if reply.get("code") == "stale":
-                    m.say("the game moved on before your move arrived; look and try again",
-                          error=True)
-                else:
-                    m.say(error_words(reply), error=True)
+            msg = {"type": "intent", "match": match, "seq": mv.snapshot.get("seq"),
+                   "intent": intent}
+            if self.request is None:
+                m.say("not connected", error=True)
                 return
+            try:
+                reply = await self.request(msg)
+            except (OSError, ConnectionError, EOFError) as exc:
+                m.say(f"move not answered: {exc or 'connection lost'}", error=True)
+                return
+            if reply.get("type") == "error":
+                m.say("the game moved on before your move arrived; look and try again"
+                      if reply.get("code") == "stale" else error_words(reply), error=True)
         finally:
             mv.pending = False
             self.invalidate()
-
-
-async def _newer_snapshot(mv: MatchView, seq: Any, wait: float = 0.5) -> None:
-    """Wait (at most ``wait`` seconds) until ``mv`` holds a snapshot newer than ``seq``."""
-    with trio.move_on_after(wait):
-        while (mv.snapshot or {}).get("seq") == seq:
-            await trio.sleep(0.01)
 
 
 def _has_open_seat(summary: dict[str, Any]) -> bool:

@@ -29,10 +29,17 @@ def verify_reveal(commitment: Any, reveal: Any) -> bool | None:
 
 
 def shuffle_line(snapshot: Mapping[str, Any]) -> str | None:
-    """The log line saying whether the match's shuffle was proven fair, or None."""
+    """The log line saying what of the match's fairness was checked here, or None."""
     ok = verify_reveal(snapshot.get("commitment"), snapshot.get("reveal"))
     if ok is None:
         return None
-    if ok:
-        return "fair shuffle checked: the revealed seed matches the commitment made at the start"
-    return "WARNING: the revealed seed does NOT match the commitment: the shuffle is unproven"
+    if not ok:
+        return "WARNING: the revealed seed does NOT match the commitment: the shuffle is unproven"
+    line = ("fair shuffle checked: the revealed seed matches the commitment made before "
+            "the deal")
+    seeds = snapshot.get("client_seeds")
+    if isinstance(seeds, list) and seeds:
+        line += (f"; the deal came from it and the client seeds {', '.join(map(str, seeds))} "
+                 f"({snapshot.get('stream')}): `cardserver replay {snapshot.get('match')} "
+                 "--verify` replays every shuffle and card")
+    return line

@@ -406,7 +406,12 @@ def test_finished_match_checks_the_fair_shuffle_itself() -> None:
     log = list(model.views["m1"].log)
     assert any(line.startswith("game over:") for line in log)
     assert any(line.startswith("fair shuffle checked") for line in log)
+    assert not any("client seeds" in line for line in log)   # a match of the old stream
     assert "GAME OVER:" in block_text(screen.render(model, 80, 24))
+    seeded = dict(snap, match="m3", stream="hmac-sha256-ctr/1", client_seeds=["c0ffee", "7"])
+    apply_message(model, seeded)
+    line = next(x for x in model.views["m3"].log if x.startswith("fair shuffle checked"))
+    assert "client seeds c0ffee, 7" in line and "cardserver replay m3 --verify" in line
     tampered = dict(snap, match="m2", reveal={"seed": seed_hex(state.seed + 1), "salt": salt})
     apply_message(model, tampered)
     assert any(line.startswith("WARNING: the revealed seed does NOT match")

@@ -85,8 +85,8 @@ async def test_two_strategy_bots_pair_by_queue_and_agree(start_server) -> None:
     assert a.wins == b.losses and a.draws == b.draws
 
 
-async def test_war_stale_flips_are_retried_on_the_newest_snapshot(start_server) -> None:
-    """In War both seats flip at once, so `stale` happens; both bots still finish."""
+async def test_war_bots_flipping_at_once_both_count(start_server) -> None:
+    """In War both seats flip at once; under the seq rule both flips count."""
     server = await start_server()
     out: list[Summary] = []
 
