@@ -69,8 +69,8 @@ class Lobby:
         self.queues: dict[str, list[Waiting]] = {}
         #: game -> rated queue, oldest first (see :func:`server.ratings.pair_seekers`)
         self.rated_queues: dict[str, list[ratings.Seeker]] = {}
-        #: (game, session id) -> the client seed of a player in a rated queue
-        self.rated_seeds: dict[tuple[str, str], str] = {}
+        #: (game, session id) -> a rated seeker's client seed and pre-drawn match seed
+        self.rated_seeds: dict[tuple[str, str], Waiting] = {}
         self.accounts = Accounts(store)
         self._someone_rated = trio.Event()
         self._nursery: trio.Nursery | None = None
@@ -369,18 +369,17 @@ class Lobby:
         if game in session.queued:
             raise Refusal("already_seated", f"you already wait in a {game} queue", "game")
         if rated:
-            self.rated_seeds[(game, session.id)] = client_seed(msg)
-            await self._queue_rated(session, rid, game, options)
+            entry = self._waiting(session, options, msg)
+            self.rated_seeds[(game, session.id)] = entry
+            await self._queue_rated(session, rid, game, options,
+                                    fairness.commitment(entry.seed, entry.salt))
             return
         waiting = self.queues.setdefault(game, [])
         partner = next((i for i, w in enumerate(waiting)
                         if w.options == options and not _same_account(w.session, session)),
                        None)
         if partner is None:
-            # The seed of the match to come is drawn now and committed to in the reply,
-            # before the partner's client seed exists (the server cannot choose the deal).
-            entry = Waiting(session, options, client_seed(msg), tokens.new_seed(),
-                            tokens.new_salt())
+            entry = self._waiting(session, options, msg)
             waiting.append(entry)
             session.queued.add(game)
             self._ok(session, rid, game=game,
@@ -400,8 +399,15 @@ class Lobby:
         self._ok(session, rid, game=game)
         await self._run(match)
 
+    @staticmethod
+    def _waiting(session: Session, options: dict[str, Any], msg: dict[str, Any]) -> Waiting:
+        """A queue entry. The seed of the match to come is drawn now and committed to
+        in the reply, before a partner's client seed exists, so the server cannot
+        choose the deal (a pair plays the seed of the one who waited longer)."""
+        return Waiting(session, options, client_seed(msg), tokens.new_seed(), tokens.new_salt())
+
     async def _queue_rated(self, session: Session, rid: int | None, game: str,
-                           options: dict[str, Any]) -> None:
+                           options: dict[str, Any], commitment: str) -> None:
         account = self._require_account(session)
         rating = self.store.standing(account.id, game).rating.rating
         seeker = ratings.Seeker(session, account.id, rating, trio.current_time(),
@@ -409,7 +415,7 @@ class Lobby:
         self.rated_queues.setdefault(game, []).append(seeker)
         session.queued.add(game)
         self._someone_rated.set()
-        self._ok(session, rid, game=game, rated=True)
+        self._ok(session, rid, game=game, rated=True, commitment=commitment)
         await self._pair_rated(game)
 
     async def _pairing_loop(self) -> None:
@@ -443,15 +449,15 @@ class Lobby:
             assert isinstance(one, Session) and isinstance(two, Session)
             one.queued.discard(game)
             two.queued.discard(game)
+            entries = [self.rated_seeds.pop((game, s.id), None) or self._waiting(s, {}, {})
+                       for s in (one, two)]
+            older = entries[0] if first.since <= second.since else entries[1]
             match = Match.create(self.ctx, tokens.new_match_id(), game, dict(first.options),
-                                 self.config.turn_timer, "forfeit", tokens.new_seed(),
-                                 tokens.new_salt(), rated=True)
+                                 self.config.turn_timer, "forfeit", older.seed, older.salt,
+                                 rated=True)
             seat = secrets.randbelow(2)
-            seeds = self.rated_seeds
-            match.seat_session(seat, one, client_seed=seeds.pop((game, one.id), None)
-                               or tokens.new_client_seed())
-            match.seat_session(1 - seat, two, client_seed=seeds.pop((game, two.id), None)
-                               or tokens.new_client_seed())
+            match.seat_session(seat, one, client_seed=entries[0].client_seed)
+            match.seat_session(1 - seat, two, client_seed=entries[1].client_seed)
             await self._launch(match)
             log.info("match %s paired from the rated %s queue: %s (%.0f) vs %s (%.0f)",
                      match.id, game, one.id, first.rating, two.id, second.rating)

@@ -265,3 +265,18 @@ async def test_from_the_command_line_cardbot_seeds_and_cardserver_verifies(
     assert rec is not None and rec.client_seeds[0] == "beef"
     assert cardserver(["replay", mid, "--db", str(server.config.db), "--verify"]) == 0
     assert "client seeds (beef, " in capsys.readouterr().out
+
+
+async def test_the_rated_queue_commits_first_and_brings_the_client_seeds(
+        start_server: Any, connect: Any) -> None:
+    server = await start_server()
+    alice = await connect(server, "alice")
+    bob = await connect(server, "bob")
+    for client in (alice, bob):
+        await client.expect_ok("register", password="pw")
+    first = await alice.expect_ok("queue", game="war", rated=True, client_seed="a1")
+    await bob.expect_ok("queue", game="war", rated=True, client_seed="b2")
+    snap = await alice.wait_push(lambda m: m["type"] == "snapshot", timeout=10)
+    assert snap["commitment"] == first["commitment"]   # alice waited longer
+    assert snap["client_seeds"][snap["seat"]] == "a1"
+    assert sorted(snap["client_seeds"]) == ["a1", "b2"]
