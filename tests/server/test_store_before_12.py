@@ -90,3 +90,22 @@ def test_old_finished_matches_verify_in_python_with_the_old_generator(old_store:
             assert any("stream mt19937" in line for line in result.checked)
     finally:
         store.close()
+
+
+def test_a_version_2_file_gets_the_stream_columns(tmp_path: Path) -> None:
+    from server.store import MIGRATIONS, SCHEMA, SCHEMA_VERSION, schema_version
+
+    path = tmp_path / "v2.db"
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA + MIGRATIONS[2] + "PRAGMA user_version = 2;")
+    con.execute("INSERT INTO matches VALUES ('m1', 'war', '{}', ?, 'ab', 0, 'forfeit', "
+                "'waiting', 1.0, NULL, NULL, NULL)", ("0" * 64,))
+    con.commit()
+    con.close()
+    store = Store(path)
+    try:
+        assert schema_version(store._db) == SCHEMA_VERSION >= 3
+        rec = store.load_match("m1")
+        assert rec is not None and rec.stream == "mt19937"
+    finally:
+        store.close()
