@@ -33,7 +33,7 @@ from server.match.task import Match, MatchClosed, MatchContext
 from server.profiles import player_extras
 from server.replay import ReplayError
 from server.session import Outbox, Session
-from server.store import AccountRecord, Store
+from server.store import AccountRecord, DamagedMatch, Store
 
 log = logging.getLogger("cardserver.lobby")
 
@@ -74,6 +74,8 @@ class Lobby:
         self.accounts = Accounts(store)
         self._someone_rated = trio.Event()
         self._nursery: trio.Nursery | None = None
+        #: stored matches skipped at start: id -> why (see :meth:`start`)
+        self.damaged: dict[str, str] = {}
         self.ctx = MatchContext(
             store=store, config=config,
             bot_limiter=trio.CapacityLimiter(config.bot_threads),
@@ -88,16 +90,33 @@ class Lobby:
         pair the rated queues once a second."""
         self._nursery = nursery
         nursery.start_soon(self._pairing_loop)
-        for rec in self.store.unfinished_matches():
-            try:
-                match = Match.restore(self.ctx, rec, self._session_for)
-            except (ReplayError, RuleError) as exc:
-                log.error("match %s cannot be restored: %s", rec.id, exc)
+        for match_id in self.store.unfinished_match_ids():
+            match = self._restore(match_id)
+            if match is None:
                 continue
             self.matches[match.id] = match
             await nursery.start(match.run)
             log.info("match %s restored at seq %d (%s, %s)", match.id, match.seq, match.game,
                      match.status)
+        if self.damaged:
+            log.error("%d stored match(es) skipped as damaged: %s", len(self.damaged),
+                      ", ".join(sorted(self.damaged)))
+
+    def _restore(self, match_id: str) -> Match | None:
+        """The stored match rebuilt, or None when its rows are damaged (logged and
+        kept in :attr:`damaged`; the other matches are restored all the same)."""
+        try:
+            rec = self.store.load_match(match_id)
+            if rec is None:
+                return None
+            return Match.restore(self.ctx, rec, self._session_for)
+        except (DamagedMatch, ReplayError, RuleError, LookupError, ValueError, TypeError) as exc:
+            # a row the code cannot read or the engine refuses (a seat out of the
+            # game's range, a bad seed, a damaged page): skip this match, not the server
+            reason = exc.reason if isinstance(exc, DamagedMatch) else f"{type(exc).__name__}: {exc}"
+            self.damaged[match_id] = reason
+            log.error("match %s is damaged and was not restored: %s", match_id, reason)
+            return None
 
     def _session_for(self, session_id: str, name: str) -> Session:
         session = self.sessions.get(session_id)

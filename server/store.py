@@ -24,6 +24,8 @@ tables are exactly version 1's.
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -33,8 +35,15 @@ from typing import Any
 
 from server.ratings import Rating, rate_match, scores
 
+log = logging.getLogger("cardserver.store")
+
+#: Permission bits of every file the store creates: the database, its WAL and
+#: shared-memory files (SQLite gives them the database's bits) and the lock file.
+#: The file holds the seeds of running matches (docs/security.md): owner only.
+FILE_MODE = 0o600
+
 #: The schema version this code writes; :data:`MIGRATIONS` leads every older one here.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: Version 1: sessions, matches, seats, watchers and the journal.
 SCHEMA = """
@@ -153,12 +162,17 @@ CREATE TABLE rating_changes (
 ALTER TABLE matches ADD COLUMN stream TEXT NOT NULL DEFAULT 'mt19937';
 ALTER TABLE seats ADD COLUMN client_seed TEXT;
 """,
+    # the running timers of an unfinished match (JSON, wall-clock deadlines; see
+    # Store.set_timers), so that a restart resumes them instead of starting them afresh
+    4: """
+ALTER TABLE matches ADD COLUMN timers TEXT;
+""",
 }
 
 
 #: The columns of ``matches``, in the order :meth:`Store._match_from_row` reads them.
 _MATCH_COLUMNS = ("id, game, options, seed, salt, turn_timer, abandon, status, created, "
-                  "finished, winner, reason, stream")
+                  "finished, winner, reason, stream, timers")
 
 
 class StoreError(Exception):
@@ -176,6 +190,17 @@ class SeatRecord:
     auto_flip: bool = False
     #: the seat's client seed (hex; given by the player or chosen by the server)
     client_seed: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SeatTimers:
+    """A seat's running timers as stored: wall-clock deadlines (``time.time()``
+    seconds; None: not running) and its turn timeouts in a row."""
+
+    seat: int
+    turn: float | None = None
+    grace: float | None = None
+    timeouts: int = 0
 
 
 @dataclass(slots=True)
@@ -207,6 +232,7 @@ class MatchRecord:
         """Every seat's client seed, seat 0 first (empty while a seat has none)."""
         seeds = [s.client_seed for s in sorted(self.seats, key=lambda s: s.seat)]
         return [] if None in seeds else [seed for seed in seeds if seed is not None]
+    timers: list[SeatTimers] = field(default_factory=list)
 
 
 @dataclass(slots=True, frozen=True)
@@ -317,14 +343,45 @@ class RecentMatch:
         return "win" if self.winner == self.seat else "loss"
 
 
+class DamagedMatch(Exception):
+    """One stored match cannot be read (a bad row, a damaged page); the others can."""
+
+    def __init__(self, match_id: str, reason: str) -> None:
+        super().__init__(f"match {match_id}: {reason}")
+        self.match_id = match_id
+        self.reason = reason
+
+
+def _create_private(path: Path) -> None:
+    """Create ``path`` empty with :data:`FILE_MODE` if it does not exist; tighten an
+    existing file that others may read (logged)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    except FileExistsError:
+        mode = path.stat().st_mode & 0o777
+        if mode & 0o077:
+            log.warning("%s was readable by others (mode %o); now %o", path, mode, FILE_MODE)
+            os.chmod(path, FILE_MODE)
+        return
+    os.close(fd)
+
+
+def lock_path(path: Path | str) -> Path:
+    """The lock file of the store at ``path``: beside the *resolved* file, so that
+    every name of one database (a symlink, a relative path) takes the same lock."""
+    real = Path(os.path.realpath(path))
+    return real.with_name(real.name + ".lock")
+
+
 def _lock_file(path: Path) -> Any:
-    """Open ``path`` and take an exclusive, non-blocking lock on it.
+    """Open ``path`` (created 0600) and take an exclusive, non-blocking lock on it.
 
     Raises:
         StoreError: another process holds the lock.
     """
     import fcntl
 
+    _create_private(path)
     handle = open(path, "a")  # noqa: SIM115 - held open for the store's lifetime
     try:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -395,11 +452,18 @@ class Store:
             StoreError: the file cannot be opened, or (exclusive) another server holds it.
         """
         self._lock: Any = None
+        #: statements collected by :meth:`transaction` (None: write at once)
+        self._pending: list[tuple[str, tuple[Any, ...]]] | None = None
         try:
             if str(path) != ":memory:":
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
                 if exclusive:
-                    self._lock = _lock_file(Path(str(path) + ".lock"))
+                    self._lock = _lock_file(lock_path(path))
+                file = Path(path)
+                if file.exists() and file.stat().st_size == 0:
+                    log.warning("store %s is an empty (0-byte) file: starting with no "
+                                "matches and no sessions", path)
+                _create_private(file)
             self._db = sqlite3.connect(str(path), check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -418,8 +482,32 @@ class Store:
             self._lock.close()
             self._lock = None
 
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Every write inside the ``with`` block commits as one transaction at its
+        end: all or nothing (nothing is written if the block raises).
+
+        Raises:
+            StoreError: the database refused the transaction (nothing of it is stored).
+        """
+        if self._pending is not None:
+            yield  # already inside one: it commits at the outer end
+            return
+        self._pending = []
+        try:
+            yield
+            statements = self._pending
+        finally:
+            self._pending = None
+        if statements:
+            self._write(statements)
+
     def _write(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
-        """Run ``statements`` in one transaction; all or nothing."""
+        """Run ``statements`` in one transaction; all or nothing (inside
+        :meth:`transaction`: queued for its commit)."""
+        if self._pending is not None:
+            self._pending.extend(statements)
+            return
         try:
             with self._db:
                 for sql, args in statements:
@@ -451,7 +539,7 @@ class Store:
         """Store a new match with its seats."""
         stmts: list[tuple[str, tuple[Any, ...]]] = [(
             f"INSERT INTO matches ({_MATCH_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
             (rec.id, rec.game, _dumps(rec.options), format(rec.seed, "064x"), rec.salt,
              rec.turn_timer, rec.abandon, rec.status, rec.created, rec.finished,
              rec.winner, rec.reason, rec.stream))]
@@ -480,6 +568,11 @@ class Store:
         else:
             sql = "DELETE FROM watchers WHERE match = ? AND session = ?"
         self._write([(sql, (match_id, session_id))])
+
+    def set_timers(self, match_id: str, timers: list[SeatTimers]) -> None:
+        """Store the match's running timers (replacing the ones stored before)."""
+        text = _dumps([[t.seat, t.turn, t.grace, t.timeouts] for t in timers])
+        self._write([("UPDATE matches SET timers = ? WHERE id = ?", (text, match_id))])
 
     def delete_match(self, match_id: str) -> None:
         """Forget a match that never started (and its seats, watchers, journal)."""
@@ -519,39 +612,82 @@ class Store:
         return stmts
 
     def load_match(self, match_id: str) -> MatchRecord | None:
-        """The stored match (with seats and watchers), or None."""
-        row = self._db.execute(f"SELECT {_MATCH_COLUMNS} FROM matches WHERE id = ?",
-                               (match_id,)).fetchone()
-        return self._match_from_row(row) if row else None
+        """The stored match (with seats and watchers), or None.
+
+        Raises:
+            DamagedMatch: its rows cannot be read.
+        """
+        row = self._read(match_id, f"SELECT {_MATCH_COLUMNS} FROM matches WHERE id = ?",
+                         (match_id,))
+        return self._match_from_row(row[0]) if row else None
+
+    def unfinished_match_ids(self) -> list[str]:
+        """The ids of every match still waiting or active, oldest first."""
+        try:
+            return [mid for (mid,) in self._db.execute(
+                "SELECT id FROM matches WHERE status != 'finished' ORDER BY created")]
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot list the stored matches: {exc}") from exc
 
     def unfinished_matches(self) -> list[MatchRecord]:
-        """Every match still waiting or active, oldest first."""
-        rows = self._db.execute(
-            f"SELECT {_MATCH_COLUMNS} FROM matches WHERE status != 'finished' "
-            "ORDER BY created").fetchall()
-        return [self._match_from_row(r) for r in rows]
+        """Every readable match still waiting or active, oldest first (a damaged one
+        is logged and left out: see :meth:`unfinished_match_ids`, :meth:`load_match`)."""
+        out = []
+        for mid in self.unfinished_match_ids():
+            try:
+                rec = self.load_match(mid)
+            except DamagedMatch as exc:
+                log.error("%s", exc)
+                continue
+            if rec is not None:
+                out.append(rec)
+        return out
+
+    def _read(self, match_id: str, sql: str, args: tuple[Any, ...]) -> list[Any]:
+        """The rows of one query about ``match_id``.
+
+        Raises:
+            DamagedMatch: SQLite cannot read them (a damaged page, a bad value).
+        """
+        try:
+            return self._db.execute(sql, args).fetchall()
+        except sqlite3.Error as exc:
+            raise DamagedMatch(match_id, f"cannot read its rows: {exc}") from exc
 
     def _match_from_row(self, row: tuple[Any, ...]) -> MatchRecord:
         (mid, game, options, seed, salt, turn_timer, abandon, status, created, finished,
-         winner, reason, stream) = row
+         winner, reason, stream, timers) = row
         seats = [SeatRecord(seat, session, name, bot, bool(af), client_seed)
-                 for seat, session, name, bot, af, client_seed in self._db.execute(
-                     "SELECT seat, session, name, bot, auto_flip, client_seed FROM seats "
+                 for seat, session, name, bot, af, client_seed in self._read(
+                     mid, "SELECT seat, session, name, bot, auto_flip, client_seed FROM seats "
                      "WHERE match = ? ORDER BY seat", (mid,))]
-        watchers = [s for (s,) in self._db.execute(
-            "SELECT session FROM watchers WHERE match = ?", (mid,))]
-        return MatchRecord(mid, game, json.loads(options), int(seed, 16), salt, turn_timer,
-                           abandon, status, created, finished, winner, reason, seats, watchers,
-                           self.is_rated(mid), stream)
+        watchers = [s for (s,) in self._read(
+            mid, "SELECT session FROM watchers WHERE match = ?", (mid,))]
+        rated = bool(self._read(mid, "SELECT 1 FROM rated_matches WHERE match = ?", (mid,)))
+        try:
+            return MatchRecord(mid, game, json.loads(options), int(seed, 16), salt, turn_timer,
+                               abandon, status, created, finished, winner, reason, seats,
+                               watchers, rated, stream,
+                               _timers_from_text(timers))
+        except (ValueError, TypeError) as exc:
+            raise DamagedMatch(mid, f"a bad value in its row: {exc}") from exc
 
     def journal(self, match_id: str) -> list[JournalEntry]:
-        """The match's journal in seq order."""
-        rows = self._db.execute(
-            "SELECT seq, kind, seat, intent, reason, by, ts, digest FROM journal "
-            "WHERE match = ? ORDER BY seq", (match_id,)).fetchall()
-        return [JournalEntry(seq, kind, seat, None if intent is None else json.loads(intent),
-                             reason, by, ts, digest)
-                for seq, kind, seat, intent, reason, by, ts, digest in rows]
+        """The match's journal in seq order.
+
+        Raises:
+            DamagedMatch: a row cannot be read or its intent is not JSON.
+        """
+        rows = self._read(match_id,
+                          "SELECT seq, kind, seat, intent, reason, by, ts, digest FROM journal "
+                          "WHERE match = ? ORDER BY seq", (match_id,))
+        try:
+            return [JournalEntry(seq, kind, seat,
+                                 None if intent is None else json.loads(intent),
+                                 reason, by, ts, digest)
+                    for seq, kind, seat, intent, reason, by, ts, digest in rows]
+        except (ValueError, TypeError) as exc:
+            raise DamagedMatch(match_id, f"a journal row is not JSON: {exc}") from exc
 
     # -- transactions with reads ------------------------------------------
 
@@ -790,3 +926,16 @@ class Store:
             change = next((c for c in self.rating_changes(mid) if c.seat == seat), None)
             out.append(RecentMatch(mid, game, seat, opponent, winner, reason, when, change))
         return out, int(total)
+
+
+def _timers_from_text(text: str | None) -> list[SeatTimers]:
+    """The timers stored by :meth:`Store.set_timers` (None: none stored).
+
+    Raises:
+        ValueError, TypeError: the text is not what set_timers writes.
+    """
+    if text is None:
+        return []
+    return [SeatTimers(int(seat), None if turn is None else float(turn),
+                       None if grace is None else float(grace), int(timeouts))
+            for seat, turn, grace, timeouts in json.loads(text)]
