@@ -106,6 +106,11 @@ class ServerConfig:
                                 shown="604800 s (7 days)")
     max_matches: int = option(10000, "matches held at once (waiting + active + lingering)",
                               **POSITIVE)
+    store_retry: float = option(0.05, "seconds before a bot's move or a timer's change "
+                                "that the store refused is tried again (doubling each "
+                                "time)", **POSITIVE, unit="s")
+    store_retry_max: float = option(5.0, "longest wait between two tries of a change the "
+                                    "store refused", **POSITIVE, unit="s")
     shutdown_timeout: float = option(2.0, "seconds given to flush bye messages at shutdown",
                                      **NON_NEGATIVE, unit="s")
 

@@ -17,9 +17,14 @@ The deal is made when the last seat is taken, from the server seed and every
 seat's client seed (:func:`server.replay.new_match_state`); until then a
 waiting match holds a placeholder state that deals nothing of the real one.
 
-A journal row is part of the engine change that made it: when its commit fails,
-the task calls :meth:`MatchCore.rollback` with the rows the store holds, and the
-core rebuilds its engine state from them (state and journal never disagree).
+A command's writes are one transaction: when its commit fails, the task calls
+:meth:`MatchCore.rollback` and the core goes back to where it was before the
+command (its engine state rebuilt from the rows the store holds, its seats and
+spectators as they were), so memory and store never disagree.
+
+Running timers are stored with the match (:class:`SaveTimers`, written whenever
+they change): a restored match resumes them (:meth:`MatchCore.restore`'s
+``wall``) instead of starting them afresh.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from engine import cards
@@ -47,12 +52,13 @@ from server.match.effects import (
     Effects,
     Membership,
     SaveSeat,
+    SaveTimers,
     SaveWatcher,
 )
 from server.match.history import EventHistory
 from server.match.window import SeqWindow
 from server.ratings import played_seats
-from server.replay import new_match_state, rebuild
+from server.replay import ReplayError, new_match_state, rebuild
 from server.store import JournalEntry, MatchRecord, RatingChange, SeatRecord
 
 log = logging.getLogger("cardserver.match")
@@ -170,7 +176,14 @@ class MatchCore:
         self.rating_result: list[dict[str, Any]] = []
         self._now = 0.0
         self._fx = Effects()
-        self._before: tuple[str, float | None] = (self.status, None)
+        #: status, linger and seats before the command being handled (rollback)
+        self._before: tuple[str, float | None, list[SeatState]] = (self.status, None, [])
+        #: the spectators before the command, when it changed them (rollback)
+        self._spectators_before: dict[str, None] | None = None
+        #: the timers the store holds (None: unknown, store them at the next change)
+        self._saved_timers: tuple[tuple[float | None, float | None, int], ...] | None = None
+        #: seat -> (turn seconds left, grace seconds left, timeouts) to resume at Start
+        self._resume: dict[int, tuple[float | None, float | None, int]] = {}
         #: the seq rule: per seat, its legal list and the seq it last changed at
         self.window = SeqWindow(self.game.seats, self.game.simultaneous)
         #: (seq, status) the window was last brought up to date at
@@ -190,17 +203,28 @@ class MatchCore:
         return cls(rec, _placeholder(rec), 0, rules)
 
     @classmethod
-    def restore(cls, rec: MatchRecord, entries: list[JournalEntry], rules: Rules) -> MatchCore:
+    def restore(cls, rec: MatchRecord, entries: list[JournalEntry], rules: Rules,
+                wall: float | None = None) -> MatchCore:
         """A stored, unfinished match rebuilt by replaying its journal. Human seats
         come back disconnected; their grace periods start with :class:`Start`.
 
+        Args:
+            wall: the wall-clock time now (``time.time()``): the stored timers
+                (``rec.timers``, wall-clock deadlines) resume at :class:`Start`
+                with the time they had left (a grace period only for a seat that
+                was already away); None: every timer starts afresh.
+
         Raises:
-            server.replay.ReplayError: the journal does not replay.
+            server.replay.ReplayError: the journal does not replay, or a stored seat
+                is outside the game's seats.
         """
         state = rebuild(rec, entries) if rec.status != "waiting" else _placeholder(rec)
         core = cls(rec, state, len(entries), rules)
         core.played = played_seats(entries)
         for srec in rec.seats:
+            if not 0 <= srec.seat < len(core.seats):
+                raise ReplayError(f"match {rec.id} has a stored seat {srec.seat}; "
+                                  f"{core.game.name} has seats 0..{len(core.seats) - 1}")
             seat = core.seats[srec.seat]
             seat.name, seat.bot, seat.auto_flip = srec.name, srec.bot, srec.auto_flip
             seat.client_seed = srec.client_seed
@@ -208,6 +232,11 @@ class MatchCore:
                 seat.session = srec.session
         for sid in rec.watchers:
             core.spectators[sid] = None
+        if wall is not None:
+            core._resume = {
+                t.seat: (None if t.turn is None else t.turn - wall,
+                         None if t.grace is None else t.grace - wall, t.timeouts)
+                for t in rec.timers if 0 <= t.seat < len(core.seats)}
         return core
 
     def seat(self, index: int, session: str, name: str, account: int | None = None,
@@ -303,35 +332,70 @@ class MatchCore:
         """
         self._now = now
         self._fx = fx = Effects()
-        self._before = (self.status, self.linger_until)
+        self._before = (self.status, self.linger_until, [replace(s) for s in self.seats])
+        self._spectators_before = None
         try:
             self._HANDLERS[type(command)](self, command)
         except ProtocolError as exc:  # a Refusal, or a request out of the game's bounds
             assert isinstance(command, cmd.Request)
             fx.messages.append((command.session, exc.to_event(command.rid)))
+        self._save_timers()
         fx.deadline = self.next_deadline()
         return fx
 
-    def rollback(self, committed: list[JournalEntry]) -> None:
-        """A journal row of the last command failed to commit: rebuild the engine
-        state from the rows the store holds, so state and journal agree again.
+    def _save_timers(self) -> None:
+        """A :class:`SaveTimers` write when the seats' timers differ from the stored ones."""
+        if self.status == "finished":
+            return
+        key = tuple((s.turn_deadline, s.grace_deadline, s.timeouts) for s in self.seats)
+        if key == self._saved_timers:
+            return
+        self._saved_timers = key
+        now = self._now
+        self._fx.writes.append(SaveTimers(tuple(
+            (i, None if turn is None else turn - now, None if grace is None else grace - now, n)
+            for i, (turn, grace, n) in enumerate(key))))
+
+    def timers_unsaved(self) -> None:
+        """Storing the timers failed: store them again with the next change."""
+        self._saved_timers = None
+
+    def rollback(self, committed: list[JournalEntry] | None) -> None:
+        """The last command's writes failed to commit: go back to where the match was
+        before it (seats, spectators, status, timers), with the engine state rebuilt
+        from ``committed``, the rows the store holds (None: no journal row was part
+        of the failed writes, the engine state stands).
 
         Raises:
             server.replay.ReplayError: the stored rows do not replay.
         """
-        log.warning("match %s: journal commit failed; rebuilt at seq %d", self.id, len(committed))
-        self.state = rebuild(self.record(), committed)
-        # the window may hold changes of rows that are gone: start it afresh
-        self.window = SeqWindow(self.game.seats, self.game.simultaneous)
-        self._window_at = None
-        self.seq = len(committed)
-        self.played = played_seats(committed)
-        self.history = EventHistory(first_seq=self.seq)   # it may hold undone events
-        status, linger = self._before
+        status, self.linger_until, seats = self._before
+        if seats:
+            self.seats = [replace(s) for s in seats]
+        if self._spectators_before is not None:
+            self.spectators = self._spectators_before
+            self._spectators_before = None
+        if committed is None and status == "waiting" and self.status == "active":
+            committed = []  # the command dealt the cards: deal as before it, unstarted
+        if committed is not None:
+            log.warning("match %s: a commit failed; rebuilt at seq %d", self.id,
+                        len(committed))
+            self.state = rebuild(self.record(), committed)
+            # the window may hold changes of rows that are gone: start it afresh
+            self.window = SeqWindow(self.game.seats, self.game.simultaneous)
+            self._window_at = None
+            self.seq = len(committed)
+            self.played = played_seats(committed)
+            self.history = EventHistory(first_seq=self.seq)   # it may hold undone events
         if self.status != status:
-            self.status, self.linger_until = status, linger
+            self.status = status
             self.rating_result = []
-            self._update_timers(None)
+        self._saved_timers = None
+
+    def _remember_spectators(self) -> None:
+        """Keep the spectators as they were before this command (for :meth:`rollback`)."""
+        if self._spectators_before is None:
+            self._spectators_before = dict(self.spectators)
 
     def _refuse(self, code: str, message: str, fld: str | None = None) -> None:
         raise Refusal(code, message, fld, match=self.id)
@@ -354,6 +418,16 @@ class MatchCore:
         return seat
 
     def _on_start(self, _: cmd.Start) -> None:
+        resume, self._resume = self._resume, {}
+        now = self._now
+        for index, (turn_left, grace_left, timeouts) in resume.items():
+            seat = self.seats[index]
+            seat.timeouts = timeouts
+            if turn_left is not None and self.turn_timer > 0 and self.status == "active":
+                seat.turn_deadline = now + max(0.0, turn_left)
+            if (grace_left is not None and seat.session is not None and seat.bot is None
+                    and seat.session not in self.connected and self.status != "finished"):
+                seat.grace_deadline = now + max(0.0, grace_left)
         for seat in self.seats:
             if (seat.session is not None and seat.bot is None and self.status != "finished"
                     and seat.session not in self.connected and seat.grace_deadline is None):
@@ -469,6 +543,7 @@ class MatchCore:
     def _on_watch(self, req: cmd.Watch) -> None:
         if self.seat_of(req.session) is not None:
             self._refuse("already_seated", "you sit in this match; seats see it already")
+        self._remember_spectators()
         self.spectators[req.session] = None
         if req.live:
             self.connected.add(req.session)
@@ -617,6 +692,7 @@ class MatchCore:
     # -- changes ------------------------------------------------------------
 
     def _stop_watching(self, session: str) -> None:
+        self._remember_spectators()
         del self.spectators[session]
         self._fx.writes.append(SaveWatcher(session, False))
         self._fx.members.append(Membership(session, None, False))

@@ -53,7 +53,19 @@ class DeleteMatch:
     """Remove the match from the store (every seat left before it started)."""
 
 
-Write = AppendJournal | SaveSeat | SaveWatcher | DeleteMatch
+@dataclass(frozen=True, slots=True)
+class SaveTimers:
+    """Store the seats' running timers, so that a restart resumes them.
+
+    ``left``: per seat (index, seconds left on its turn timer, seconds left of its
+    grace period, turn timeouts in a row); None: that timer is not running. The
+    task turns the seconds left into wall-clock deadlines.
+    """
+
+    left: tuple[tuple[int, float | None, float | None, int], ...]
+
+
+Write = AppendJournal | SaveSeat | SaveWatcher | DeleteMatch | SaveTimers
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,9 +6,12 @@ arrive on a bounded inbox, the deadline the core asked for fires as a
 :meth:`MatchCore.handle <server.match.core.MatchCore.handle>`. The task then
 carries out the effects:
 
-1. every write, journal rows first committed to the store (nothing a row causes
-   is sent before it is committed; a failed commit rolls the core back and the
-   requester gets ``internal_error``),
+1. every write, in one transaction (nothing a row causes is sent before it is
+   committed; a failed commit rolls the core back to where it was before the
+   command and the requester gets ``internal_error``; a server-driven change, a
+   bot's move or a timer's default, is tried again after a backoff of
+   ``store_retry`` seconds doubling up to ``store_retry_max``, so a full disk
+   stalls the match only until it has room again),
 2. the messages (events of :mod:`protocol.events`, validated when the core
    built them), to each session's outbox (``spectators``: every connected
    spectator),
@@ -44,12 +47,13 @@ from server.match.effects import (
     DeleteMatch,
     Effects,
     SaveSeat,
+    SaveTimers,
     SaveWatcher,
     Write,
 )
 from server.profiles import player_extras
 from server.session import Session
-from server.store import MatchRecord, RatingChange, Store
+from server.store import MatchRecord, RatingChange, SeatTimers, Store
 
 log = logging.getLogger("cardserver.match")
 
@@ -89,6 +93,10 @@ class Match:
         self._drivers: dict[int, BotDriver] = {}
         self._close = False
         core.rater = self._rate
+        #: failed commits of server-driven changes in a row (the backoff's exponent)
+        self._failures = 0
+        #: timers are held back until then after a failed commit (trio time)
+        self._hold_until: float | None = None
 
     # -- construction ---------------------------------------------------------
 
@@ -113,7 +121,8 @@ class Match:
         Raises:
             server.replay.ReplayError: the journal does not replay.
         """
-        core = MatchCore.restore(rec, ctx.store.journal(rec.id), Rules.from_config(ctx.config))
+        core = MatchCore.restore(rec, ctx.store.journal(rec.id), Rules.from_config(ctx.config),
+                                 wall=ctx.wall())
         match = cls(ctx, core)
         for seat in core.seats:
             if seat.session is not None:
@@ -268,7 +277,7 @@ class Match:
     async def _loop(self) -> None:
         while not self._close:
             item: _Item | None = None
-            with trio.CancelScope(deadline=self.core.next_deadline()) as scope:
+            with trio.CancelScope(deadline=self._next_deadline()) as scope:
                 self._timer_scope = scope
                 try:
                     item = await self._recv.receive()
@@ -283,9 +292,16 @@ class Match:
     async def _fire_timers(self) -> None:
         await self._apply(None, cmd.Tick())
 
+    def _next_deadline(self) -> float:
+        """The core's next deadline, held back while a failed commit backs off."""
+        deadline = self.core.next_deadline()
+        if self._hold_until is not None:
+            return max(deadline, self._hold_until)
+        return deadline
+
     def _retime(self) -> None:
         if self._timer_scope is not None:
-            self._timer_scope.deadline = self.core.next_deadline()
+            self._timer_scope.deadline = self._next_deadline()
 
     async def _apply(self, session: Session | None, command: cmd.Command) -> None:
         """Run ``command`` through the core and carry out its effects; the rest of a
@@ -322,34 +338,84 @@ class Match:
 
     def _commit(self, writes: list[Write], session: Session | None,
                 command: cmd.Command) -> bool:
-        """Carry out ``writes`` in order; on a failure, roll a journal row back
-        (:meth:`MatchCore.rollback`), tell the requester, return False."""
+        """Carry out ``writes`` in one transaction. On a failure the core goes back to
+        where it was before ``command`` (:meth:`MatchCore.rollback`), the requester
+        is told, a server-driven command is tried again after a backoff, and False
+        is returned. Timers alone failing to store is only logged (they are stored
+        again with the next change)."""
+        if not writes:
+            return True
         store = self.ctx.store
-        for write in writes:
-            try:
-                if isinstance(write, AppendJournal):
-                    wall = self.ctx.wall()
-                    finished = write.finished
-                    store.append(self.id, replace(write.entry, ts=wall),
-                                 None if finished is None else (wall, *finished),
-                                 write.ratings)
-                elif isinstance(write, SaveSeat):
-                    store.set_seat(self.id, write.seat, write.status)
-                elif isinstance(write, SaveWatcher):
-                    store.set_watcher(self.id, write.session, write.watching)
-                elif isinstance(write, DeleteMatch):
-                    store.delete_match(self.id)
-            except Exception:
-                log.exception("match %s: cannot store %s", self.id, type(write).__name__)
-                if isinstance(write, AppendJournal):
-                    try:
-                        self.core.rollback(store.journal(self.id))
-                    except Exception:
-                        log.exception("match %s: cannot reload the journal", self.id)
-                self._internal_error(session, command)
-                self._retime()
-                return False
+        try:
+            with store.transaction():
+                for write in writes:
+                    self._write(store, write)
+        except Exception:
+            if all(isinstance(w, SaveTimers) for w in writes):
+                log.warning("match %s: cannot store its timers; trying again with the next "
+                            "change", self.id)
+                self.core.timers_unsaved()
+                return True
+            self._commit_failed(writes, session, command)
+            return False
+        if self._failures:
+            log.info("match %s: the store takes writes again after %d failure(s)", self.id,
+                     self._failures)
+            self._failures, self._hold_until = 0, None
         return True
+
+    def _write(self, store: Store, write: Write) -> None:
+        if isinstance(write, AppendJournal):
+            wall = self.ctx.wall()
+            finished = write.finished
+            store.append(self.id, replace(write.entry, ts=wall),
+                         None if finished is None else (wall, *finished), write.ratings)
+        elif isinstance(write, SaveSeat):
+            store.set_seat(self.id, write.seat, write.status)
+        elif isinstance(write, SaveWatcher):
+            store.set_watcher(self.id, write.session, write.watching)
+        elif isinstance(write, SaveTimers):
+            wall = self.ctx.wall()
+            store.set_timers(self.id, [
+                SeatTimers(seat, None if turn is None else wall + turn,
+                           None if grace is None else wall + grace, timeouts)
+                for seat, turn, grace, timeouts in write.left])
+        elif isinstance(write, DeleteMatch):
+            store.delete_match(self.id)
+
+    def _commit_failed(self, writes: list[Write], session: Session | None,
+                       command: cmd.Command) -> None:
+        """Roll the core back after a failed commit; tell the requester, or try a
+        server-driven change again after the backoff."""
+        delay = min(self.ctx.config.store_retry_max,
+                    self.ctx.config.store_retry * 2 ** self._failures)
+        self._failures += 1
+        if self._failures == 1:
+            log.exception("match %s: cannot store %s", self.id,
+                          ", ".join(type(w).__name__ for w in writes))
+        else:
+            log.warning("match %s: the store still fails (%d in a row); next try in %.2f s",
+                        self.id, self._failures, delay)
+        journaled = any(isinstance(w, AppendJournal) for w in writes)
+        try:
+            self.core.rollback(self.ctx.store.journal(self.id) if journaled else None)
+        except Exception:
+            log.exception("match %s: cannot reload the journal", self.id)
+        self._internal_error(session, command)
+        if session is None:
+            # Nobody will ask again: a bot's move is submitted again, a timer's due
+            # change fires again (every timer waits for the backoff).
+            self._hold_until = self.ctx.clock() + delay
+            if isinstance(command, cmd.BotIntent) and self._nursery is not None:
+                self._nursery.start_soon(self._resubmit, command, delay)
+        self._retime()
+
+    async def _resubmit(self, command: cmd.Command, delay: float) -> None:
+        await trio.sleep(delay)
+        try:
+            await self.submit(command)
+        except MatchClosed:
+            pass
 
     def _internal_error(self, session: Session | None, command: cmd.Command) -> None:
         if session is not None and isinstance(command, cmd.Request):
@@ -387,7 +453,8 @@ class Match:
         if fx.close:
             self._close = True
         if self._timer_scope is not None:
-            self._timer_scope.deadline = fx.deadline
+            self._timer_scope.deadline = (fx.deadline if self._hold_until is None
+                                          else self._next_deadline())
 
     def _offer(self, turn: BotTurn) -> None:
         driver = self._drivers.get(turn.seat)
