@@ -98,7 +98,15 @@ class ServerConfig:
                               "(abandon=\"bot\")")
     bot_time_budget: float = option(0.5, "seconds a server bot may think per move",
                                     **POSITIVE, unit="s")
-    bot_threads: int = option(2, "server bots thinking at once (worker threads)", **POSITIVE)
+    bot_workers: int = option(2, "server bots thinking at once (worker processes)",
+                              **POSITIVE)
+    bot_queue: int = option(200, "bot moves waiting for a worker; one more gets the seat's "
+                            "default intent at once", **POSITIVE)
+    bot_deadline: float = option(2.0, "seconds from a bot's turn to its move, waiting "
+                                 "included; later, the seat's default intent is played",
+                                 **POSITIVE, unit="s")
+    bot_nice: int = option(10, "CPU niceness added to bot worker processes (0: as the "
+                           "server)", ge=0, le=19)
     finished_linger: float = option(300.0, "seconds a finished match stays listed",
                                     **NON_NEGATIVE, unit="s")
     session_ttl: float = option(7 * 24 * 3600.0, "seconds an idle session's resume token "

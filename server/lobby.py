@@ -28,7 +28,7 @@ from server.account_requests import ACCOUNT_ROUTES
 from server.accounts import AccountError, Accounts
 from server.config import ServerConfig
 from server.match import commands as cmd
-from server.match.bots import new_strategy, strategy_names
+from server.match.bots import BotPool, strategy_names
 from server.match.task import Match, MatchClosed, MatchContext
 from server.profiles import player_extras
 from server.replay import ReplayError
@@ -78,17 +78,18 @@ class Lobby:
         self.damaged: dict[str, str] = {}
         self.ctx = MatchContext(
             store=store, config=config,
-            bot_limiter=trio.CapacityLimiter(config.bot_threads),
-            make_strategy=lambda name: new_strategy(name, config.bot_time_budget),
+            bots=BotPool(config.bot_workers, config.bot_queue, config.bot_time_budget,
+                         config.bot_deadline, config.bot_nice),
             on_closed=self._match_closed,
         )
 
     # -- life cycle -------------------------------------------------------
 
     async def start(self, nursery: trio.Nursery) -> None:
-        """Run match tasks in ``nursery``; rebuild every unfinished stored match;
-        pair the rated queues once a second."""
+        """Run match tasks (and the bots' worker pool) in ``nursery``; rebuild every
+        unfinished stored match; pair the rated queues once a second."""
         self._nursery = nursery
+        await nursery.start(self.ctx.bots.run)
         nursery.start_soon(self._pairing_loop)
         for match_id in self.store.unfinished_match_ids():
             match = self._restore(match_id)

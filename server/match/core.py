@@ -888,9 +888,10 @@ class MatchCore:
         pace = self.rules.auto_flip_delay if all(s.bot for s in self.seats) else 0.0
         for seat in self.seats:
             if seat.bot is not None:
+                legal = self._legal(seat.index) if active else []
                 self._fx.bots.append(BotTurn(
-                    seat.index, seat.bot, self.seq, self.state.view(seat.index),
-                    self._legal(seat.index) if active else [], pace))
+                    seat.index, seat.bot, self.seq, self.state.view(seat.index), legal, pace,
+                    self.state.default_intent(seat.index) if legal else None))
             elif seat.session is not None and seat.session != skip:
                 self._send_seat(seat, events)
         if any(sid in self.connected for sid in self.spectators):

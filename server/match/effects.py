@@ -91,6 +91,9 @@ class BotTurn:
     view: dict[str, Any]
     legal: list[dict[str, Any]]
     pace: float = 0.0
+    #: the intent a turn timeout would play (None: none), played when the bot
+    #: cannot think in time
+    default: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)

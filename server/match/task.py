@@ -38,7 +38,7 @@ from engine.core import State
 from protocol.errors import ProtocolError
 from server.config import ServerConfig
 from server.match import commands as cmd
-from server.match.bots import BotClosed, BotDriver
+from server.match.bots import BotClosed, BotDriver, BotPool
 from server.match.core import MatchCore, Rules, SeatState
 from server.match.effects import (
     SPECTATORS,
@@ -64,8 +64,7 @@ class MatchContext:
 
     store: Store
     config: ServerConfig
-    bot_limiter: trio.CapacityLimiter
-    make_strategy: Callable[[str], Any]
+    bots: BotPool
     on_closed: Callable[[Match], None] = lambda match: None
     clock: Callable[[], float] = trio.current_time
     wall: Callable[[], float] = time.time
@@ -461,9 +460,8 @@ class Match:
         if driver is None:
             if self._nursery is None or self.core.status == "finished":
                 return
-            strategy = self.ctx.make_strategy(turn.strategy)
             driver = self._drivers[turn.seat] = BotDriver(
-                self.id, self.game, turn.seat, strategy, self.ctx.bot_limiter, self._bot_submit)
+                self.id, self.game, turn.seat, turn.strategy, self.ctx.bots, self._bot_submit)
             self._nursery.start_soon(driver.run)
         driver.offer(turn)
 

@@ -156,6 +156,10 @@ async def test_bots_alone_play_at_a_walking_pace(start_server, connect) -> None:
     with trio.fail_after(3):
         while not all(seat.bot for seat in match.seats):
             await trio.sleep(0.01)
+    with trio.fail_after(5):  # the first move waits for the bot worker processes to start
+        seq = match.seq
+        while match.seq == seq:
+            await trio.sleep(0.01)
     start_seq = match.seq
     await trio.sleep(0.5)
     played = match.seq - start_seq

@@ -10,6 +10,7 @@ import trio
 import trio.testing
 
 from protocol.events import Event
+from server.match.bots import BotPool
 from server.match.commands import PlayIntent
 from server.match.task import Match, MatchContext
 from server.session import Session
@@ -31,8 +32,7 @@ class Recorder:
 
 async def test_requester_first_and_commit_before_every_snapshot(tmp_path: Path) -> None:
     store = Store(tmp_path / "s.db")
-    ctx = MatchContext(store, make_config(tmp_path), trio.CapacityLimiter(1),
-                       lambda name: None)
+    ctx = MatchContext(store, make_config(tmp_path), BotPool(1, 1, 0.01, 1.0))
     match = Match.create(ctx, "m1", "datastructures", {}, 0, "forfeit", 7, "ab" * 16)
     log: list[tuple[str, dict[str, Any], int]] = []
     sessions = [Session(f"s{i}", f"p{i}") for i in (0, 1)]

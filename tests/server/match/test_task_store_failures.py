@@ -14,7 +14,7 @@ import trio.testing
 from engine.registry import get_game
 from protocol.events import Event
 from server.match import commands as cmd
-from server.match.bots import new_strategy
+from server.match.bots import BotPool
 from server.match.task import Match, MatchContext
 from server.replay import rebuild
 from server.session import Session
@@ -54,8 +54,7 @@ def _war(**options: Any) -> dict[str, Any]:
 
 
 def _ctx(store: Store, tmp_path: Path, **config: Any) -> MatchContext:
-    return MatchContext(store, make_config(tmp_path, **config), trio.CapacityLimiter(2),
-                        lambda name: new_strategy(name, 0.01))
+    return MatchContext(store, make_config(tmp_path, **config), BotPool(1, 10, 0.01, 5.0))
 
 
 def _agree(store: Store, match: Match) -> None:
@@ -81,6 +80,7 @@ async def test_a_bot_move_the_store_refuses_is_retried(tmp_path: Path) -> None:
     match.store_new()
     store.failures = 5
     async with trio.open_nursery() as nursery:
+        await nursery.start(ctx.bots.run)
         await nursery.start(match.run)
         await _run_until(match, lambda: match.status == "finished", 20)
         nursery.cancel_scope.cancel()
