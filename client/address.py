@@ -9,9 +9,9 @@ Accepted forms (``DEFAULT_PORT`` when the port is left out)::
     tls://...       tls://example.org ->  ("example.org", 7000), .tls True
 
 An :class:`Address` unpacks and compares as the pair ``(host, port)``; its
-``tls`` attribute records a ``tls://`` scheme. That flag is parsed now so that
-command lines accept the form the protocol documents for TLS (1.1); the client
-does not speak TLS yet, and callers that cannot honour it should refuse it.
+``tls`` attribute records a ``tls://`` scheme: the client then speaks TLS
+(:func:`client.session.connector`), as a server started with ``--tls-cert``
+expects.
 """
 
 from __future__ import annotations

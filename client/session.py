@@ -54,6 +54,7 @@ import itertools
 import logging
 import math
 import random
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -635,6 +636,60 @@ def tcp_connector(host: str, port: int) -> StreamFactory:
     return connect
 
 
+def client_tls_context(ca: str | None = None) -> ssl.SSLContext:
+    """A client context that checks the server's certificate and host name against
+    the system's trusted roots, or only against the CA certificate(s) in the PEM file
+    ``ca`` (a private CA).
+
+    Raises:
+        OSError, ssl.SSLError: ``ca`` cannot be read or holds no valid certificate.
+    """
+    return ssl.create_default_context(cafile=ca)
+
+
+def tls_connector(host: str, port: int, ca: str | None = None) -> StreamFactory:
+    """A StreamFactory that opens TCP to ``host:port`` and speaks TLS inside it,
+    checking the certificate (see :func:`client_tls_context`) for ``host``. The
+    stream it returns has completed its handshake; a failed one raises the
+    ``ssl.SSLError`` (an OSError) or ConnectionError.
+
+    Raises:
+        OSError, ssl.SSLError: ``ca`` cannot be used (at once, not at connect time).
+    """
+    context = client_tls_context(ca)
+
+    async def connect() -> trio.abc.Stream:
+        stream = await trio.open_ssl_over_tcp_stream(host, port, ssl_context=context)
+        try:
+            await stream.do_handshake()
+        except trio.BrokenResourceError as exc:
+            await _close_stream(stream)
+            cause = exc.__cause__
+            if isinstance(cause, ssl.SSLError):  # e.g. the certificate is not trusted
+                raise cause from None
+            raise ConnectionError(f"TLS handshake with {host}:{port} failed") from exc
+        except BaseException:
+            await _close_stream(stream)
+            raise
+        return stream
+
+    return connect
+
+
+def connector(host: str, port: int, tls: bool = False, ca: str | None = None) -> StreamFactory:
+    """:func:`tls_connector` when ``tls`` (a ``tls://`` address), else :func:`tcp_connector`.
+
+    Raises:
+        ValueError: ``ca`` without ``tls``.
+        OSError, ssl.SSLError: ``ca`` cannot be used.
+    """
+    if not tls:
+        if ca is not None:
+            raise ValueError("--ca is for tls:// addresses only")
+        return tcp_connector(host, port)
+    return tls_connector(host, port, ca)
+
+
 @asynccontextmanager
 async def open_session(
     host: str | None = None,
@@ -644,12 +699,17 @@ async def open_session(
     client: str = f"cardclient/{__version__}",
     token: str | None = None,
     connect: StreamFactory | None = None,
+    tls: bool = False,
+    ca: str | None = None,
     **options: Any,
 ) -> AsyncIterator[Session]:
     """Connect, handshake, and yield a running :class:`Session`; close it on exit.
 
     Args:
         host, port: the server (ignored when ``connect`` is given).
+        tls: speak TLS inside the TCP connection (a ``tls://`` address), checking
+            the server's certificate; ``ca``: a PEM file of the private CA to trust
+            instead of the system's roots.
         name: display name (1..32 characters).
         client: client software and version, e.g. ``"mybot/0.1"``.
         token: a resume token from an earlier session, to take its seats back.
@@ -661,6 +721,8 @@ async def open_session(
 
     Raises:
         OSError: the first connection failed.
+        ssl.SSLError (an OSError): the TLS handshake failed (e.g. an untrusted
+            certificate).
         ServerError: the server refused the hello (``bad_token``, ``unsupported_version``...).
         ConnectionLost: the server closed during the handshake.
         trio.TooSlowError: no welcome within ``handshake_timeout``.
@@ -668,7 +730,7 @@ async def open_session(
     if connect is None:
         if host is None or port is None:
             raise ValueError("give host and port, or connect")
-        connect = tcp_connector(host, port)
+        connect = connector(host, port, tls, ca)
     session = Session(connect, name=name, client=client, token=token, **options)
     try:
         link = await session._open_link()

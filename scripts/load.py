@@ -386,12 +386,16 @@ class SpawnedServer:
     """A cardserver subprocess on a free loopback port with a temporary store."""
 
     def __init__(self, extra: list[str], db: Path | None = None,
-                 log_level: str = "warning") -> None:
+                 log_level: str = "warning", source: Path | None = None) -> None:
+        """``source``: run the server of another checkout (``python -m server.cli`` in
+        that directory: its code is imported first), for before/after figures."""
         self.tmp = tempfile.TemporaryDirectory(prefix="cardload-")
         self.db = db or Path(self.tmp.name) / "load.db"
         self.port = free_port()
         self.log = open(Path(self.tmp.name) / "server.log", "wb")  # noqa: SIM115
-        self.args = cardserver_command() + [
+        self.cwd = source or ROOT
+        command = [sys.executable, "-m", "server.cli"] if source else cardserver_command()
+        self.args = command + [
             "--host", HOST, "--port", str(self.port), "--db", str(self.db),
             "--log-level", log_level, *extra]
         self.proc: subprocess.Popen[bytes] | None = None
@@ -403,7 +407,7 @@ class SpawnedServer:
             RuntimeError: it exited or did not listen in time.
         """
         self.proc = subprocess.Popen(self.args, stdout=self.log, stderr=subprocess.STDOUT,
-                                     cwd=ROOT)
+                                     cwd=self.cwd)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

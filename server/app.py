@@ -19,6 +19,7 @@ import logging
 import os
 import signal
 import socket
+import ssl
 from typing import Any
 
 import trio
@@ -30,6 +31,7 @@ from server.connection import ClientConnection
 from server.lobby import Lobby
 from server.services import Services
 from server.store import Store
+from server.tls import accept_tls, server_context
 
 log = logging.getLogger("cardserver")
 
@@ -42,9 +44,12 @@ _ACCEPT_PAUSE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errn
 class Server:
     """One running server. ``lobby``, ``clients`` and ``port`` are for inspection."""
 
-    def __init__(self, config: ServerConfig, store: Store) -> None:
+    def __init__(self, config: ServerConfig, store: Store,
+                 tls: ssl.SSLContext | None = None) -> None:
         self.config = config
         self.store = store
+        #: the port speaks TLS only when set (see server/tls.py)
+        self.tls = tls
         self.lobby = Lobby(config, store)
         #: what each connection is handed (not the whole server)
         self.services = Services(self.lobby, config)
@@ -70,7 +75,8 @@ class Server:
             host, port = listener.socket.getsockname()[:2]
             self.addresses.append(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
         self.port = listeners[0].socket.getsockname()[1]
-        log.info("listening on %s", ", ".join(self.addresses))
+        log.info("listening on %s%s", ", ".join(self.addresses),
+                 " (TLS only)" if self.tls is not None else "")
         return listeners
 
     async def run(self, listeners: list[trio.SocketListener] | None = None, *,
@@ -159,13 +165,18 @@ class Server:
             raw.close()
 
     async def _handle(self, stream: trio.SocketStream) -> None:
-        """One accepted connection; never raises."""
+        """One accepted connection (inside TLS when configured); never raises."""
         try:
             peer = stream.socket.getpeername()
             name = f"{peer[0]}:{peer[1]}"
         except OSError:
             name = "?"
-        await self.serve_stream(stream, name)
+        if self.tls is None:
+            await self.serve_stream(stream, name)
+            return
+        tls = await accept_tls(stream, self.tls, self.config.handshake_timeout, name)
+        if tls is not None:
+            await self.serve_stream(tls, name)
 
     async def serve_stream(self, stream: trio.abc.Stream, name: str = "stream") -> None:
         """Serve one connection over any trio stream (tests use memory streams)."""
@@ -207,10 +218,12 @@ async def serve(config: ServerConfig, *, signals: bool = False,
     Raises:
         StoreError: the store cannot be opened.
         OSError: the address cannot be bound.
+        TLSFileError: the TLS certificate or key cannot be used.
     """
+    tls = None if config.tls_cert is None else server_context(config.tls_cert, config.tls_key)
     store = Store(config.db, exclusive=True)
     log.info("store %s", config.db)
-    server = Server(config, store)
+    server = Server(config, store, tls)
     try:
         listeners = await server.listen()  # outside any nursery: a plain OSError
         async with trio.open_nursery() as nursery:

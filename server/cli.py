@@ -123,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from server.app import serve
     from server.store import StoreError
+    from server.tls import TLSFileError
 
     log = logging.getLogger("cardserver")
     log.info("cardserver %s starting", __version__)
@@ -135,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
         trio.run(partial(serve, config, signals=True))
     except StoreError as exc:
         logging.getLogger("cardserver").error("%s", exc)
+        return 1
+    except TLSFileError as exc:
+        log.error("%s", exc)
         return 1
     except OSError as exc:
         logging.getLogger("cardserver").error("cannot listen on %s port %s: %s",

@@ -63,6 +63,9 @@ class ServerConfig:
     db: Path = option(None, "SQLite store file (under $XDG_STATE_HOME or ~/.local/state)",
                       factory=default_db_path,
                       shown="$XDG_STATE_HOME/cardserver/cardserver.db")
+    tls_cert: Path | None = option(None, "PEM certificate chain: the port then speaks TLS "
+                                   "only (with --tls-key)", shown="off (plain TCP)")
+    tls_key: Path | None = option(None, "PEM private key of --tls-cert", shown="off")
     log_level: str = option("info", "debug, info, warning or error",
                             choices=("debug", "info", "warning", "error"))
     max_connections: int = option(
@@ -150,7 +153,7 @@ def _default(f: Field[Any]) -> Any:
 
 
 def _kind(f: Field[Any]) -> type:
-    return {"int": int, "float": float, "Path": Path}.get(str(f.type), str)
+    return {"int": int, "float": float, "Path": Path, "Path | None": Path}.get(str(f.type), str)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -193,6 +196,8 @@ def validate(config: ServerConfig) -> None:
             raise ValueError(f"{name} must be in {opt.ge:g}..{opt.le:g}")
         if opt.ge is not None and not value >= opt.ge:
             raise ValueError(f"{name} must be >= {opt.ge:g}")
+    if (config.tls_cert is None) != (config.tls_key is None):
+        raise ValueError("--tls-cert and --tls-key go together")
 
 
 def _shown(f: Field[Any], opt: Option) -> str:

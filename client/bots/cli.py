@@ -52,7 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
     conn = sub.add_parser("connect", help="connect to a server and play matches",
                           epilog=_strategy_list(),
                           formatter_class=argparse.RawDescriptionHelpFormatter)
-    conn.add_argument("address", metavar="HOST:PORT", help="the server, e.g. 127.0.0.1:7000")
+    conn.add_argument("address", metavar="HOST:PORT",
+                      help="the server, e.g. 127.0.0.1:7000; tls://HOST:PORT speaks TLS")
+    conn.add_argument("--ca", metavar="FILE",
+                      help="with tls://: trust this PEM CA file instead of the system's roots")
     conn.add_argument("--game", choices=GAMES, help="war or datastructures (required)")
     conn.add_argument("--strategy", default="greedy", metavar="NAME",
                       help=f"one of {', '.join(strategy_names())}; 'list' lists them "
@@ -110,7 +113,10 @@ def run_connect(args: argparse.Namespace) -> int:
     if args.vs_bot is not None and not args.create:
         return _fail("--vs-bot needs --create", 2)
     try:
-        host, port = parse_address(args.address)
+        address = parse_address(args.address)
+        host, port = address
+        if args.ca is not None and not address.tls:
+            raise ValueError("--ca is for tls:// addresses only")
         options = parse_options(args.option)
         strategy = timed(get_strategy(args.strategy, seed=args.seed), args.time_budget,
                          clock=time.perf_counter)
@@ -138,7 +144,7 @@ def run_connect(args: argparse.Namespace) -> int:
                                   options=options, think=args.think, on_event=say,
                                   summary=summary, rated=args.rated, memory=memory,
                                   session_options=session_options,
-                                  client_seed=args.client_seed)
+                                  client_seed=args.client_seed, tls=address.tls, ca=args.ca)
     status = 0
     try:
         trio.run(lambda: play(strategy, host, port, **kwargs))

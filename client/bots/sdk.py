@@ -422,10 +422,13 @@ async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
                on_event: Callable[[str], None] | None = None,
                session_options: Mapping[str, Any] | None = None,
                summary: Summary | None = None, rated: bool = False,
-               memory: SessionMemory | None = None, client_seed: str | None = None) -> Summary:
+               memory: SessionMemory | None = None, client_seed: str | None = None,
+               tls: bool = False, ca: str | None = None) -> Summary:
     """Connect, play ``matches`` matches with ``bot``, return the summary.
 
     Args:
+        tls: speak TLS (a ``tls://`` address); ``ca``: a PEM file of the private CA
+            that signed the server's certificate (default: the system's roots).
         mode: ``"queue"`` (matchmaking), ``"create"`` (a new match each time;
             ``server_bot`` names a server-side opponent) or ``"join"`` (the
             match ``match``; plays that one match).
@@ -453,7 +456,8 @@ async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
         raise ValueError("mode 'join' needs a match id")
     if matches < 1:
         raise ValueError("matches must be at least 1")
-    opts: dict[str, Any] = {"reconnect": True, "client": f"cardbot/{__version__}"}
+    opts: dict[str, Any] = {"reconnect": True, "client": f"cardbot/{__version__}",
+                            "tls": tls, "ca": ca}
     if on_event is not None:
         opts["on_state"] = _state_reporter(on_event)
     opts.update(session_options or {})
@@ -530,17 +534,19 @@ def _state_reporter(on_event: Callable[[str], None]) -> Callable[[SessionState],
 
 
 def run_bot(bot: Any, address: str = "127.0.0.1:7000", *, game: str,
-            **kwargs: Any) -> Summary:
-    """Blocking wrapper of :func:`play`: ``run_bot(f, "host:port", game="war")``.
+            ca: str | None = None, **kwargs: Any) -> Summary:
+    """Blocking wrapper of :func:`play`: ``run_bot(f, "host:port", game="war")``;
+    ``"tls://host:port"`` speaks TLS (``ca``: a private CA's PEM file).
 
     Raises:
-        ValueError: a bad address, or a ``tls://`` one (not spoken yet).
+        ValueError: a bad address, or ``ca`` without ``tls://``.
         See also :func:`play` and :func:`client.address.parse_address`.
     """
     parsed = parse_address(address)
-    if parsed.tls:
-        raise ValueError(f"{address!r}: TLS is not supported by this client yet")
-    return trio.run(lambda: play(bot, parsed.host, parsed.port, game=game, **kwargs))
+    if ca is not None and not parsed.tls:
+        raise ValueError(f"{address!r}: a CA file is for tls:// addresses only")
+    return trio.run(lambda: play(bot, parsed.host, parsed.port, game=game, tls=parsed.tls,
+                                 ca=ca, **kwargs))
 
 
 __all__ = ["BotError", "BotRunner", "MatchResult", "Summary", "as_decider", "parse_address",

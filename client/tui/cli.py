@@ -27,6 +27,7 @@ from functools import partial
 from typing import Any
 
 from client.address import parse_address
+from client.session import connector
 from protocol.version import __version__
 
 
@@ -49,7 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="connect")
     connect = sub.add_parser("connect", help="connect to a server and open the lobby",
                              description="Connect to a server and open the lobby.")
-    connect.add_argument("address", metavar="HOST:PORT", help="the server, e.g. localhost:7000")
+    connect.add_argument("address", metavar="HOST:PORT",
+                         help="the server, e.g. localhost:7000; tls://HOST:PORT speaks TLS")
+    connect.add_argument("--ca", metavar="FILE",
+                         help="with tls://: trust this PEM CA file instead of the system's "
+                              "roots")
     connect.add_argument("--name", default=_default_name(),
                          help="your display name, 1..32 characters [default: your login name]")
     connect.add_argument("--no-color", action="store_true",
@@ -86,9 +91,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        host, port = parse_address(ns.address)
+        address = parse_address(ns.address)
+        host, port = address
+        stream_factory = connector(host, port, address.tls, ns.ca) if address.tls else None
     except ValueError as exc:
         parser.error(str(exc))
+    except OSError as exc:  # ssl.SSLError included: the --ca file cannot be used
+        parser.error(f"--ca {ns.ca}: {exc}")
+    if ns.ca is not None and not address.tls:
+        parser.error("--ca is for tls:// addresses only")
     name = ns.name.strip()
     if not 1 <= len(name) <= 32:
         parser.error("--name must be 1..32 characters")
@@ -106,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     _quiet_logging()
     try:
-        asyncio.run(run_client(host, port, name, color=color, memory=memory, login=login))
+        asyncio.run(run_client(host, port, name, color=color, memory=memory, login=login,
+                               connect=stream_factory))
     except KeyboardInterrupt:
         pass
     except Exception as exc:  # never a traceback for the player
