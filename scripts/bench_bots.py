@@ -160,8 +160,12 @@ def measure(args: argparse.Namespace, source: Path | None) -> dict[str, Any]:
         calm = [d for t, d in samples if t < calm_until]
         # the attack ramps up over its first seconds: time only what comes after
         loaded = [d for t, d in samples if t >= calm_until + min(5.0, args.loaded / 3)]
+        server.stop()  # the pool logs its final count as it stops
+        overloaded = [line for line in server.log_text().splitlines()
+                      if "server bots overloaded" in line]
         return {"source": str(source or "this checkout"), "calm": _figures(calm),
-                "loaded": _figures(loaded), "attack": tally}
+                "loaded": _figures(loaded), "attack": tally,
+                "pool": overloaded[-1].split(": ", 1)[-1] if overloaded else None}
     finally:
         server.close()
 
@@ -192,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{bot_moves / args.loaded:8.1f}")
     print("(ms per legit intent; own: the attackers' own intents; bot mv/s: the bot moves "
           "they saw per second)")
+    for run in runs:
+        if run["pool"]:
+            print(f"{run['source'][-40:]}: {run['pool']}")
     if args.json:
         args.json.write_text(json.dumps(runs, indent=2))
     return 0

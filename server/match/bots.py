@@ -205,10 +205,13 @@ class BotPool:
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Serve queued moves with ``workers`` processes until cancelled."""
-        async with trio.open_nursery() as nursery:
-            for _ in range(self.workers):
-                nursery.start_soon(self._slot)
-            task_status.started()
+        try:
+            async with trio.open_nursery() as nursery:
+                for _ in range(self.workers):
+                    nursery.start_soon(self._slot)
+                task_status.started()
+        finally:
+            self._report(final=True)
 
     async def _slot(self) -> None:
         worker: _Worker | None = None
@@ -270,17 +273,19 @@ class BotPool:
         worker.kill()
         return None
 
-    def _report(self) -> None:
-        """Log how many moves got the default intent, at most every REPORT_EVERY s."""
+    def _report(self, final: bool = False) -> None:
+        """Log how many moves got the default intent: at most every REPORT_EVERY s,
+        and once more when the pool stops (``final``)."""
         stats = self.stats
         missed = stats.refused + stats.expired + stats.late
         when, before = self._reported
         now = trio.current_time()
-        if missed > before and now - when >= REPORT_EVERY:
+        if missed > before and (final or now - when >= REPORT_EVERY):
             self._reported = (now, missed)
             log.warning("server bots overloaded: %d move(s) got the default intent so far "
-                        "(%d queue full, %d waited past the deadline, %d thought past it)",
-                        missed, stats.refused, stats.expired, stats.late)
+                        "(%d queue full, %d waited past the deadline, %d thought past it), "
+                        "%d thought in time", missed, stats.refused, stats.expired,
+                        stats.late, stats.thought)
 
 
 class BotClosed(Exception):
