@@ -162,10 +162,13 @@ CREATE TABLE rating_changes (
 ALTER TABLE matches ADD COLUMN stream TEXT NOT NULL DEFAULT 'mt19937';
 ALTER TABLE seats ADD COLUMN client_seed TEXT;
 """,
-    # the running timers of an unfinished match (JSON, wall-clock deadlines; see
-    # Store.set_timers), so that a restart resumes them instead of starting them afresh
+    # the running timers of an unfinished match (JSON, wall-clock deadlines), so that
+    # a restart resumes them instead of starting them afresh: with the journal row
+    # whose command changed them (no statement more per intent), or, for a change
+    # without a row (a grace period), in matches (see Store.set_timers)
     4: """
 ALTER TABLE matches ADD COLUMN timers TEXT;
+ALTER TABLE journal ADD COLUMN timers TEXT;
 """,
 }
 
@@ -232,7 +235,10 @@ class MatchRecord:
         """Every seat's client seed, seat 0 first (empty while a seat has none)."""
         seeds = [s.client_seed for s in sorted(self.seats, key=lambda s: s.seat)]
         return [] if None in seeds else [seed for seed in seeds if seed is not None]
-    timers: list[SeatTimers] = field(default_factory=list)
+    #: the timers stored by :meth:`Store.set_timers`, and the seq they were stored at
+    #: (None: none; a journal row's timers with a higher seq are newer)
+    timers: list[SeatTimers] | None = None
+    timers_seq: int = 0
 
 
 @dataclass(slots=True, frozen=True)
@@ -247,6 +253,9 @@ class JournalEntry:
     by: str = "seat"
     ts: float = 0.0
     digest: str = ""
+    #: the match's running timers after the command that made this row (None:
+    #: unchanged by it)
+    timers: tuple[SeatTimers, ...] | None = None
 
 
 @dataclass(slots=True, frozen=True)
@@ -390,6 +399,9 @@ def _lock_file(path: Path) -> Any:
         raise StoreError(f"{path} is locked: another cardserver uses this store") from None
     return handle
 
+
+#: The columns of ``journal`` that :class:`JournalEntry` writes, in order.
+_JOURNAL_COLUMNS = "match, seq, kind, seat, intent, reason, by, ts, digest, timers"
 
 #: ``json.dumps(value, sort_keys=True, separators=(",", ":"))`` without building an
 #: encoder on every call (the same text: ``dumps`` builds exactly this encoder).
@@ -569,9 +581,10 @@ class Store:
             sql = "DELETE FROM watchers WHERE match = ? AND session = ?"
         self._write([(sql, (match_id, session_id))])
 
-    def set_timers(self, match_id: str, timers: list[SeatTimers]) -> None:
-        """Store the match's running timers (replacing the ones stored before)."""
-        text = _dumps([[t.seat, t.turn, t.grace, t.timeouts] for t in timers])
+    def set_timers(self, match_id: str, seq: int, timers: tuple[SeatTimers, ...]) -> None:
+        """Store the match's running timers as they are at ``seq`` (a change that
+        made no journal row; :meth:`append` stores the others with their row)."""
+        text = _dumps({"seq": seq, "seats": _timers_to_list(timers)})
         self._write([("UPDATE matches SET timers = ? WHERE id = ?", (text, match_id))])
 
     def delete_match(self, match_id: str) -> None:
@@ -601,10 +614,11 @@ class Store:
                       finished: tuple[float, int | None, str] | None
                       ) -> list[tuple[str, tuple[Any, ...]]]:
         stmts: list[tuple[str, tuple[Any, ...]]] = [(
-            "INSERT INTO journal VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO journal ({_JOURNAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (match_id, entry.seq, entry.kind, entry.seat,
              None if entry.intent is None else _dumps(entry.intent), entry.reason,
-             entry.by, entry.ts, entry.digest))]
+             entry.by, entry.ts, entry.digest,
+             None if entry.timers is None else _dumps(_timers_to_list(entry.timers))))]
         if finished is not None:
             when, winner, reason = finished
             stmts.append(("UPDATE matches SET status = 'finished', finished = ?, winner = ?, "
@@ -665,11 +679,13 @@ class Store:
             mid, "SELECT session FROM watchers WHERE match = ?", (mid,))]
         rated = bool(self._read(mid, "SELECT 1 FROM rated_matches WHERE match = ?", (mid,)))
         try:
+            stored = None if timers is None else json.loads(timers)
             return MatchRecord(mid, game, json.loads(options), int(seed, 16), salt, turn_timer,
                                abandon, status, created, finished, winner, reason, seats,
                                watchers, rated, stream,
-                               _timers_from_text(timers))
-        except (ValueError, TypeError) as exc:
+                               None if stored is None else list(_timers_from(stored["seats"])),
+                               0 if stored is None else int(stored["seq"]))
+        except (ValueError, TypeError, KeyError) as exc:
             raise DamagedMatch(mid, f"a bad value in its row: {exc}") from exc
 
     def journal(self, match_id: str) -> list[JournalEntry]:
@@ -679,13 +695,14 @@ class Store:
             DamagedMatch: a row cannot be read or its intent is not JSON.
         """
         rows = self._read(match_id,
-                          "SELECT seq, kind, seat, intent, reason, by, ts, digest FROM journal "
-                          "WHERE match = ? ORDER BY seq", (match_id,))
+                          "SELECT seq, kind, seat, intent, reason, by, ts, digest, timers "
+                          "FROM journal WHERE match = ? ORDER BY seq", (match_id,))
         try:
             return [JournalEntry(seq, kind, seat,
                                  None if intent is None else json.loads(intent),
-                                 reason, by, ts, digest)
-                    for seq, kind, seat, intent, reason, by, ts, digest in rows]
+                                 reason, by, ts, digest,
+                                 None if timers is None else _timers_from(json.loads(timers)))
+                    for seq, kind, seat, intent, reason, by, ts, digest, timers in rows]
         except (ValueError, TypeError) as exc:
             raise DamagedMatch(match_id, f"a journal row is not JSON: {exc}") from exc
 
@@ -928,14 +945,16 @@ class Store:
         return out, int(total)
 
 
-def _timers_from_text(text: str | None) -> list[SeatTimers]:
-    """The timers stored by :meth:`Store.set_timers` (None: none stored).
+def _timers_to_list(timers: tuple[SeatTimers, ...]) -> list[list[Any]]:
+    return [[t.seat, t.turn, t.grace, t.timeouts] for t in timers]
+
+
+def _timers_from(rows: list[list[Any]]) -> tuple[SeatTimers, ...]:
+    """The timers as :func:`_timers_to_list` wrote them.
 
     Raises:
-        ValueError, TypeError: the text is not what set_timers writes.
+        ValueError, TypeError: not what it writes.
     """
-    if text is None:
-        return []
-    return [SeatTimers(int(seat), None if turn is None else float(turn),
-                       None if grace is None else float(grace), int(timeouts))
-            for seat, turn, grace, timeouts in json.loads(text)]
+    return tuple(SeatTimers(int(seat), None if turn is None else float(turn),
+                            None if grace is None else float(grace), int(timeouts))
+                 for seat, turn, grace, timeouts in rows)

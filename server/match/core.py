@@ -59,7 +59,7 @@ from server.match.history import EventHistory
 from server.match.window import SeqWindow
 from server.ratings import played_seats
 from server.replay import ReplayError, new_match_state, rebuild
-from server.store import JournalEntry, MatchRecord, RatingChange, SeatRecord
+from server.store import JournalEntry, MatchRecord, RatingChange, SeatRecord, SeatTimers
 
 log = logging.getLogger("cardserver.match")
 
@@ -142,6 +142,17 @@ def _face_down(value: Any) -> Any:
     if isinstance(value, list):
         return [_face_down(v) for v in value]
     return value
+
+
+def stored_timers(rec: MatchRecord, entries: list[JournalEntry]) -> tuple[SeatTimers, ...]:
+    """The newest timers stored for the match: those of its last journal row that
+    has any, or ``rec.timers`` when they were stored at that row's seq or later."""
+    for entry in reversed(entries):
+        if entry.timers is not None:
+            if rec.timers is not None and rec.timers_seq >= entry.seq:
+                return tuple(rec.timers)
+            return entry.timers
+    return tuple(rec.timers or ())
 
 
 class MatchCore:
@@ -236,7 +247,7 @@ class MatchCore:
             core._resume = {
                 t.seat: (None if t.turn is None else t.turn - wall,
                          None if t.grace is None else t.grace - wall, t.timeouts)
-                for t in rec.timers if 0 <= t.seat < len(core.seats)}
+                for t in stored_timers(rec, entries) if 0 <= t.seat < len(core.seats)}
         return core
 
     def seat(self, index: int, session: str, name: str, account: int | None = None,
@@ -352,9 +363,16 @@ class MatchCore:
             return
         self._saved_timers = key
         now = self._now
-        self._fx.writes.append(SaveTimers(tuple(
-            (i, None if turn is None else turn - now, None if grace is None else grace - now, n)
-            for i, (turn, grace, n) in enumerate(key))))
+        left = tuple((i, None if turn is None else turn - now,
+                      None if grace is None else grace - now, n)
+                     for i, (turn, grace, n) in enumerate(key))
+        writes = self._fx.writes
+        for i in range(len(writes) - 1, -1, -1):  # with the command's last journal row
+            write = writes[i]
+            if isinstance(write, AppendJournal):
+                writes[i] = replace(write, timers=left)
+                return
+        writes.append(SaveTimers(self.seq, left))
 
     def timers_unsaved(self) -> None:
         """Storing the timers failed: store them again with the next change."""

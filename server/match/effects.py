@@ -21,15 +21,23 @@ from server.store import JournalEntry, RatingChange, SeatRecord
 SPECTATORS = "spectators"
 
 
+#: Per seat: (index, seconds left on its turn timer, seconds left of its grace
+#: period, turn timeouts in a row); None: that timer is not running. The task turns
+#: the seconds left into wall-clock deadlines.
+TimersLeft = tuple[tuple[int, float | None, float | None, int], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class AppendJournal:
     """Commit ``entry`` (its ``ts`` is stamped by the task); ``finished``: the
     (winner, reason) of the match it ends, or None; ``ratings``: the rating changes
-    of a rated match it ends, stored in the same transaction."""
+    of a rated match it ends, stored in the same transaction; ``timers``: the
+    running timers after the command, stored with the row (None: unchanged)."""
 
     entry: JournalEntry
     finished: tuple[int | None, str] | None = None
     ratings: tuple[RatingChange, ...] = ()
+    timers: TimersLeft | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +63,11 @@ class DeleteMatch:
 
 @dataclass(frozen=True, slots=True)
 class SaveTimers:
-    """Store the seats' running timers, so that a restart resumes them.
+    """Store the seats' running timers as they are at ``seq``, so that a restart
+    resumes them (a change that made no journal row: else they go with the row)."""
 
-    ``left``: per seat (index, seconds left on its turn timer, seconds left of its
-    grace period, turn timeouts in a row); None: that timer is not running. The
-    task turns the seconds left into wall-clock deadlines.
-    """
-
-    left: tuple[tuple[int, float | None, float | None, int], ...]
+    seq: int
+    left: TimersLeft
 
 
 Write = AppendJournal | SaveSeat | SaveWatcher | DeleteMatch | SaveTimers

@@ -49,6 +49,7 @@ from server.match.effects import (
     SaveSeat,
     SaveTimers,
     SaveWatcher,
+    TimersLeft,
     Write,
 )
 from server.profiles import player_extras
@@ -367,20 +368,24 @@ class Match:
         if isinstance(write, AppendJournal):
             wall = self.ctx.wall()
             finished = write.finished
-            store.append(self.id, replace(write.entry, ts=wall),
+            timers = None if write.timers is None else self._wall_timers(write.timers, wall)
+            store.append(self.id, replace(write.entry, ts=wall, timers=timers),
                          None if finished is None else (wall, *finished), write.ratings)
         elif isinstance(write, SaveSeat):
             store.set_seat(self.id, write.seat, write.status)
         elif isinstance(write, SaveWatcher):
             store.set_watcher(self.id, write.session, write.watching)
         elif isinstance(write, SaveTimers):
-            wall = self.ctx.wall()
-            store.set_timers(self.id, [
-                SeatTimers(seat, None if turn is None else wall + turn,
-                           None if grace is None else wall + grace, timeouts)
-                for seat, turn, grace, timeouts in write.left])
+            store.set_timers(self.id, write.seq, self._wall_timers(write.left, self.ctx.wall()))
         elif isinstance(write, DeleteMatch):
             store.delete_match(self.id)
+
+    @staticmethod
+    def _wall_timers(left: TimersLeft, wall: float) -> tuple[SeatTimers, ...]:
+        """Seconds left -> wall-clock deadlines (as stored)."""
+        return tuple(SeatTimers(seat, None if turn is None else wall + turn,
+                                None if grace is None else wall + grace, timeouts)
+                     for seat, turn, grace, timeouts in left)
 
     def _commit_failed(self, writes: list[Write], session: Session | None,
                        command: cmd.Command) -> None:
