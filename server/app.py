@@ -50,6 +50,7 @@ class Server:
         self.store = store
         #: the port speaks TLS only when set (see server/tls.py)
         self.tls = tls
+        self._tls_pending = 0
         self.lobby = Lobby(config, store)
         #: what each connection is handed (not the whole server)
         self.services = Services(self.lobby, config)
@@ -174,7 +175,18 @@ class Server:
         if self.tls is None:
             await self.serve_stream(stream, name)
             return
-        tls = await accept_tls(stream, self.tls, self.config.handshake_timeout, name)
+        # connections still in their TLS handshake count against max_connections
+        if len(self.clients) + self._tls_pending >= self.config.max_connections:
+            log.warning("refusing %s before its TLS handshake: %d connections already",
+                        name, len(self.clients) + self._tls_pending)
+            with trio.move_on_after(1):
+                await stream.aclose()
+            return
+        self._tls_pending += 1
+        try:
+            tls = await accept_tls(stream, self.tls, self.config.handshake_timeout, name)
+        finally:
+            self._tls_pending -= 1
         if tls is not None:
             await self.serve_stream(tls, name)
 

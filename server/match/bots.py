@@ -135,12 +135,12 @@ class _Worker:
         self.proc.join(1)
 
     def stop(self) -> None:
-        """Ask the process to end; kill it if it does not within a second."""
+        """Ask the process to end; kill it if it does not within 0.2 s."""
         try:
             self.conn.send(None)
         except OSError:
             pass
-        self.proc.join(1)
+        self.proc.join(0.2)
         self.kill()
 
 

@@ -123,3 +123,19 @@ def test_bad_tls_files_are_refused_with_their_names(tmp_path: Path, tls_files) -
         server_context(tmp_path / "nothing.pem", tmp_path / "nothing.pem")
     with pytest.raises(TLSFileError):
         server_context(tls_files["ca"], tls_files["ca"])  # a certificate without its key
+
+
+async def test_connections_in_their_tls_handshake_count_and_time_out(
+        start_server, tls_files) -> None:
+    server = await start_server(tls_cert=tls_files["cert"], tls_key=tls_files["key"],
+                                max_connections=2, handshake_timeout=0.5)
+    silent = [await trio.open_tcp_stream("127.0.0.1", server.port) for _ in range(2)]
+    await trio.sleep(0.1)
+    with pytest.raises(OSError):  # refused before its handshake: the port is full
+        await tls_connector("127.0.0.1", server.port, str(tls_files["ca"]))()
+    for stream in silent:  # each silent one is closed at the handshake timeout
+        with trio.fail_after(3):
+            assert await stream.receive_some(100) == b""
+        await stream.aclose()
+    late = await _tls_client(server.port, tls_files["ca"], "late")
+    await late.expect_ok("games")
