@@ -156,9 +156,11 @@ def test_parse_address() -> None:
         parse_address("host:http")
 
 
-def test_run_bot_refuses_a_tls_address_it_cannot_honour() -> None:
-    with pytest.raises(ValueError, match="TLS is not supported"):
+def test_run_bot_speaks_tls_for_a_tls_address_and_refuses_a_ca_without_it() -> None:
+    with pytest.raises(OSError):  # it tries TLS (tests/server/test_tls.py plays over it)
         run_bot(lambda view, legal: legal[0], "tls://127.0.0.1:1", game="war")
+    with pytest.raises(ValueError, match="tls://"):
+        run_bot(lambda view, legal: legal[0], "127.0.0.1:1", game="war", ca="ca.pem")
 
 
 async def test_a_drop_while_queued_queues_again(start_server) -> None:
