@@ -35,7 +35,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from load import SpawnedServer, Wire, WireClosed, percentile  # noqa: E402
+from load import SpawnedServer, Wire, WireClosed, latency_ms  # noqa: E402
 
 PACE = 0.02
 OPTIONS = {"cap": 500}
@@ -126,12 +126,6 @@ def _attack_main(port: int, count: int, seconds: float, out: Any) -> None:
     out.put(tally)
 
 
-def _figures(samples: list[float]) -> dict[str, float]:
-    ms = sorted(s * 1000 for s in samples)
-    return {"n": len(ms), "p50": percentile(ms, 0.5), "p99": percentile(ms, 0.99),
-            "max": ms[-1] if ms else float("nan")}
-
-
 def measure(args: argparse.Namespace, source: Path | None) -> dict[str, Any]:
     """Calm, then loaded figures of one build."""
     server = SpawnedServer(["--max-connections", str(args.bot_matches + 4 * args.legit + 50)],
@@ -163,8 +157,8 @@ def measure(args: argparse.Namespace, source: Path | None) -> dict[str, Any]:
         server.stop()  # the pool logs its final count as it stops
         overloaded = [line for line in server.log_text().splitlines()
                       if "server bots overloaded" in line]
-        return {"source": str(source or "this checkout"), "calm": _figures(calm),
-                "loaded": _figures(loaded), "attack": tally,
+        return {"source": str(source or "this checkout"), "calm": latency_ms(calm),
+                "loaded": latency_ms(loaded), "attack": tally,
                 "pool": overloaded[-1].split(": ", 1)[-1] if overloaded else None}
     finally:
         server.close()

@@ -36,7 +36,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from load import HOST, SpawnedServer, Wire, percentile  # noqa: E402
+from load import HOST, SpawnedServer, Wire, latency_ms  # noqa: E402
 
 
 def _certificates(directory: Path) -> tuple[Path, Path, ssl.SSLContext]:
@@ -152,11 +152,6 @@ async def bench(links: dict[str, Link], connects: int, intents: int,
     return times
 
 
-def _ms(values: list[float]) -> dict[str, float]:
-    ms = sorted(v * 1000 for v in values)
-    return {"n": len(ms), "p50": percentile(ms, 0.5), "p99": percentile(ms, 0.99)}
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--connects", type=int, default=300)
@@ -183,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             plain.close()
             tls.close()
-    figures = {name: {what: _ms(values) for what, values in kinds.items() if values}
+    figures = {name: {what: latency_ms(values) for what, values in kinds.items() if values}
                for name, kinds in times.items()}
     print(f"{'':14} {'plain p50':>10} {'plain p99':>10} {'TLS p50':>10} {'TLS p99':>10} "
           f"{'+p50':>8} {'+p99':>8}   (ms)")

@@ -490,6 +490,13 @@ def percentile(sorted_values: list[float], q: float) -> float:
     return sorted_values[k]
 
 
+def latency_ms(seconds: list[float]) -> dict[str, float]:
+    """Count, p50, p99 and max of durations given in seconds, in milliseconds."""
+    ms = sorted(v * 1000 for v in seconds)
+    return {"n": len(ms), "p50": percentile(ms, 0.5), "p99": percentile(ms, 0.99),
+            "max": ms[-1] if ms else float("nan")}
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Run the load; returns the figures (see :func:`print_table`)."""
     server: SpawnedServer | None = None
