@@ -413,7 +413,12 @@ class Lobby:
         first = secrets.randbelow(2)
         match.seat_session(first, other.session, client_seed=other.client_seed)
         match.seat_session(1 - first, session, client_seed=client_seed(msg))
-        await self._launch(match)
+        try:
+            await self._launch(match)
+        except Exception:  # the store refused the match: the partner waits on
+            waiting.insert(partner, other)
+            other.session.queued.add(game)
+            raise
         log.info("match %s paired from the %s queue: %s vs %s", match.id, game,
                  other.session.id, session.id)
         self._ok(session, rid, game=game)

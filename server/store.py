@@ -468,7 +468,7 @@ class Store:
         self._pending: list[tuple[str, tuple[Any, ...]]] | None = None
         try:
             if str(path) != ":memory:":
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
                 if exclusive:
                     self._lock = _lock_file(lock_path(path))
                 file = Path(path)

@@ -169,14 +169,22 @@ class Match:
         self.core.seat_bot(index, name, client_seed=client_seed)
 
     def store_new(self) -> None:
-        """Store this new match with its current seats and status.
+        """Store this new match with its current seats and status; when the store
+        refuses it, its sessions no longer sit in it (memory and store agree).
 
         Raises:
             StoreError: the store refused it.
         """
         rec = self.core.record()
         rec.watchers.clear()
-        self.ctx.store.create_match(rec)
+        try:
+            self.ctx.store.create_match(rec)
+        except Exception:
+            for seat in self.core.seats:
+                session = self.sessions.get(seat.session or "")
+                if session is not None:
+                    session.seats.discard((self.id, seat.index))
+            raise
 
     # -- the public face ------------------------------------------------------
 

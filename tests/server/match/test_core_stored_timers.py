@@ -31,11 +31,12 @@ def test_timers_ride_on_the_journal_row_or_are_saved_alone() -> None:
 def test_the_newest_stored_timers_win_and_resume_on_restore() -> None:
     core = active(turn_timer=10)
     entries = list(play(core, now=1.0).journal)
+    m = mover(core)
     rec = core.record()
-    row = [SeatTimers(0, 1000.0 + 5, None, 1), SeatTimers(1, None, None, 0)]
+    row = [SeatTimers(m, 1000.0 + 5, None, 1), SeatTimers(1 - m, None, None, 0)]
     entries[-1] = replace(entries[-1], timers=tuple(row))
     assert stored_timers(rec, entries) == tuple(row)
-    rec.timers, rec.timers_seq = [SeatTimers(0, 1000.0 + 3, 1000.0 + 7, 1)], len(entries)
+    rec.timers, rec.timers_seq = [SeatTimers(m, 1000.0 + 3, 1000.0 + 7, 1)], len(entries)
     assert stored_timers(rec, entries) == tuple(rec.timers)   # stored after the row
     rec.timers_seq = len(entries) - 1
     assert stored_timers(rec, entries) == tuple(row)          # the row is newer
@@ -43,9 +44,8 @@ def test_the_newest_stored_timers_win_and_resume_on_restore() -> None:
     rec.status = "active"
     restored = MatchCore.restore(rec, entries, RULES, wall=1000.0)
     restored.handle(c.Start(), 50.0)
-    seat = restored.seats[0]
-    assert restored.state.to_move() == (0,)
-    assert seat.turn_deadline == 55.0  # 5 s were left at wall 1000
-    assert seat.timeouts == 1
-    assert restored.seats[1].grace_deadline == 50.0 + RULES.grace  # fresh: none stored
-
+    assert restored.state.to_move() == (m,)
+    assert restored.seats[m].turn_deadline == 55.0  # 5 s were left at wall 1000
+    assert restored.seats[m].timeouts == 1
+    # no grace period was stored: both (away after a restart) get a fresh one
+    assert all(s.grace_deadline == 50.0 + RULES.grace for s in restored.seats)

@@ -159,3 +159,31 @@ async def test_a_failed_seat_or_watcher_write_leaves_memory_as_the_store(tmp_pat
         assert stored() == ([(0, "sa"), (1, "sb")], [])
         nursery.cancel_scope.cancel()
     store.close()
+
+
+@pytest.mark.usefixtures("allow_error_logs")
+async def test_a_match_the_store_refuses_leaves_no_seat_and_keeps_the_queue(
+        start_server, connect, monkeypatch) -> None:
+    server = await start_server()
+    alice, bob, carol = [await connect(server, n) for n in ("alice", "bob", "carol")]
+    healthy = server.store._write
+
+    def full(statements):
+        if any("INSERT INTO matches" in sql for sql, _ in statements):
+            raise StoreError("database or disk is full")
+        healthy(statements)
+
+    monkeypatch.setattr(server.store, "_write", full)
+    reply = await alice.request("create", game="war")
+    assert reply["type"] == "error" and reply["code"] == "internal_error"
+    assert server.lobby.matches == {}
+    assert all(not s.seats for s in server.lobby.sessions.values())
+    await alice.expect_ok("queue", game="war")
+    reply = await bob.request("queue", game="war")  # the pairing cannot be stored
+    assert reply["type"] == "error" and reply["code"] == "internal_error"
+    assert [e.session.name for e in server.lobby.queues["war"]] == ["alice"]
+    monkeypatch.setattr(server.store, "_write", healthy)
+    await carol.expect_ok("queue", game="war")
+    assert server.lobby.queues["war"] == [] and len(server.lobby.matches) == 1
+    match = next(iter(server.lobby.matches.values()))
+    assert {s.name for s in match.seats} == {"alice", "carol"}
