@@ -339,13 +339,13 @@ class Match:
             log.exception("match %s: handler failed", self.id)
             self._internal_error(session, command)
             return None
-        if not self._commit(fx.writes, session, command):
+        if not self.commit_writes(fx.writes, session, command):
             return None
         self._carry_out(fx)
         return fx
 
-    def _commit(self, writes: list[Write], session: Session | None,
-                command: cmd.Command) -> bool:
+    def commit_writes(self, writes: list[Write], session: Session | None,
+                      command: cmd.Command) -> bool:
         """Carry out ``writes`` in one transaction. On a failure the core goes back to
         where it was before ``command`` (:meth:`MatchCore.rollback`), the requester
         is told, a server-driven command is tried again after a backoff, and False
@@ -357,7 +357,7 @@ class Match:
         try:
             with store.transaction():
                 for write in writes:
-                    self._write(store, write)
+                    self.store_write(store, write)
         except Exception:
             if all(isinstance(w, SaveTimers) for w in writes):
                 log.warning("match %s: cannot store its timers; trying again with the next "
@@ -372,7 +372,12 @@ class Match:
             self._failures, self._hold_until = 0, None
         return True
 
-    def _write(self, store: Store, write: Write) -> None:
+    def store_write(self, store: Store, write: Write) -> None:
+        """Carry out one write of this match (inside the caller's transaction, if any).
+
+        Raises:
+            StoreError: the store refused it.
+        """
         if isinstance(write, AppendJournal):
             wall = self.ctx.wall()
             finished = write.finished
