@@ -71,20 +71,26 @@ async def _run_until(match: Match, done, limit: float) -> None:
 
 
 @pytest.mark.usefixtures("allow_error_logs")
-async def test_a_bot_move_the_store_refuses_is_retried(tmp_path: Path) -> None:
+async def test_bot_moves_and_auto_flips_the_store_refuses_are_retried(tmp_path: Path) -> None:
     store = FlakyStore(tmp_path / "s.db")
     ctx = _ctx(store, tmp_path, store_retry=0.01, store_retry_max=0.05)
     match = Match.create(ctx, "m1", "war", _war(cap=20), 0, "forfeit", 7, "ab" * 16)
-    match.seat_bot(0, "random")
+    human = Session("s0", "p0")
+    human.client = Sink()
+    match.seat_session(0, human)  # flips by auto-flip: every move is server-driven
     match.seat_bot(1, "random")
     match.store_new()
-    store.failures = 5
     async with trio.open_nursery() as nursery:
         await nursery.start(ctx.bots.run)
         await nursery.start(match.run)
+        await match.submit(cmd.SetAutoFlip("s0", 1, on=True), human)
+        await _run_until(match, lambda: match.seq >= 2, 20)
+        store.failures = 5
         await _run_until(match, lambda: match.status == "finished", 20)
         nursery.cancel_scope.cancel()
     assert store.refused == 5
+    journal = store.journal("m1")
+    assert {e.by for e in journal} == {"auto", "bot"}
     _agree(store, match)
     store.close()
 
