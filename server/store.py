@@ -636,12 +636,23 @@ class Store:
         return self._match_from_row(row[0]) if row else None
 
     def unfinished_match_ids(self) -> list[str]:
-        """The ids of every match still waiting or active, oldest first."""
-        try:
-            return [mid for (mid,) in self._db.execute(
-                "SELECT id FROM matches WHERE status != 'finished' ORDER BY created")]
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot list the stored matches: {exc}") from exc
+        """The ids of every match still waiting or active, oldest first: through the
+        status index, or, when a page of it is damaged, through the table itself.
+
+        Raises:
+            StoreError: neither can be read (the list of matches itself is damaged).
+        """
+        queries = ("SELECT id FROM matches INDEXED BY matches_status "
+                   "WHERE status IN ('waiting', 'active') ORDER BY created",
+                   "SELECT id FROM matches NOT INDEXED WHERE status != 'finished' "
+                   "ORDER BY created")
+        for sql in queries:
+            try:
+                return [mid for (mid,) in self._db.execute(sql)]
+            except sqlite3.Error as exc:
+                log.error("store %s: cannot list the matches (%s)", self.path, exc)
+                failure = exc
+        raise StoreError(f"cannot list the stored matches: {failure}") from failure
 
     def unfinished_matches(self) -> list[MatchRecord]:
         """Every readable match still waiting or active, oldest first (a damaged one

@@ -116,3 +116,19 @@ async def test_an_empty_file_is_a_warning(tmp_path: Path, start_server, connect,
                for r in caplog.records)
     client = await connect(server, "alice")
     assert (await client.expect_ok("matches"))["matches"] == []
+
+
+async def test_a_damaged_status_index_falls_back_to_the_table(
+        tmp_path: Path, start_server, allow_error_logs) -> None:
+    db = tmp_path / "test.db"
+    _prepare(db)
+    conn = sqlite3.connect(db)
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    (page,) = conn.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'matches_status'"
+                           ).fetchone()
+    conn.close()
+    with open(db, "r+b") as f:
+        f.seek((page - 1) * page_size)
+        f.write(b"\xff" * page_size)
+    server = await start_server()
+    assert set(server.lobby.matches) == {GOOD, BAD} and not server.lobby.damaged
