@@ -127,9 +127,10 @@ def _attack_main(port: int, count: int, seconds: float, out: Any) -> None:
 
 
 def measure(args: argparse.Namespace, source: Path | None) -> dict[str, Any]:
-    """Calm, then loaded figures of one build."""
-    server = SpawnedServer(["--max-connections", str(args.bot_matches + 4 * args.legit + 50)],
-                           source=source)
+    """Calm, then loaded figures of one build (``--server-arg`` only for this one)."""
+    extra = [] if source else args.server_arg
+    server = SpawnedServer(["--max-connections", str(args.bot_matches + 4 * args.legit + 50),
+                            *extra], source=source)
     server.start()
     try:
         samples: list[tuple[float, float]] = []
@@ -171,11 +172,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calm", type=float, default=8.0)
     parser.add_argument("--loaded", type=float, default=20.0)
     parser.add_argument("--baseline", type=Path, help="another checkout, measured first")
+    parser.add_argument("--server-arg", action="append", default=[], metavar="ARG",
+                        help="an argument for this checkout's cardserver (repeat), e.g. "
+                             "--server-arg=--bot-workers=1")
+    parser.add_argument("--no-this", action="store_true",
+                        help="measure only the baseline")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     runs = []
     try:
-        for source in ([args.baseline] if args.baseline else []) + [None]:
+        for source in ([args.baseline] if args.baseline else []) + ([] if args.no_this
+                                                                   else [None]):
             runs.append(measure(args, source))
     except RuntimeError as exc:
         print(f"bench_bots: {exc}", file=sys.stderr)
