@@ -107,7 +107,7 @@ def test_cardclient_builds_a_tls_connection(monkeypatch, tls_files) -> None:
 
     seen = {}
 
-    async def fake_run_client(host, port, name, *, color, connect):
+    async def fake_run_client(host, port, name, *, color, connect, **_):
         seen.update(host=host, port=port, connect=connect)
 
     monkeypatch.setattr(cli, "run_client", fake_run_client)
