@@ -404,7 +404,9 @@ async def test_thousand_idle_connections(start_server) -> None:
             if i % 10:
                 assert (await client.hello(f"idle{i}"))["type"] == "welcome"
             idle.append(client)
-        assert len(server.clients) >= 1000
+        # the 900 that said hello are all held; the 100 silent ones may already have
+        # met their 2 s handshake timeout when opening 1,000 connections takes longer
+        assert len(server.clients) >= 900
 
     await during_legit_match(server, attack, pause=0.01)
     silent = [c for i, c in enumerate(idle) if i % 10 == 0]
