@@ -48,12 +48,19 @@ def _search(seed: int | None) -> Strategy:
     return SearchStrategy(seed)
 
 
+def _ismcts(seed: int | None) -> Strategy:
+    from engine.bots.ismcts import ISMCTSStrategy
+
+    return ISMCTSStrategy(seed)
+
+
 #: name -> (factory taking the seed, one line for help texts). One row per strategy.
 _FACTORIES: dict[str, tuple[Callable[[int | None], Strategy], str]] = {
     "random": (_random, "uniform over the legal intents"),
     "greedy": (_greedy, "close arrays, keep useful cards, deny the opponent (one-step heuristic)"),
     "search": (_search, "determinized Monte Carlo search over sampled hidden cards, "
                         "greedy rollouts, within --time-budget per move"),
+    "ismcts": (_ismcts, "information-set Monte Carlo tree search over both seats' decisions"),
 }
 
 

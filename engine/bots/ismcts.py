@@ -1,0 +1,279 @@
+"""The ``ismcts`` strategy for Data Structures: information-set Monte Carlo tree search.
+
+Single-observer ISMCTS after Cowling, Powley and Whitehouse, "Information Set
+Monte Carlo Tree Search" (IEEE TCIAIG 4(2), 2012). Where ``search`` (flat
+Monte Carlo) scores each legal intent separately and models both seats as
+greedy, this strategy grows one tree through every decision that follows --
+the rest of its own turn (its plays, the phase 2 stack card, the enqueues, the
+end of the turn) and then the opponent's whole turn -- so a turn's plays are
+planned as one sequence and the opponent's replies are searched, not assumed.
+
+Structure:
+
+- :mod:`engine.bots.ismcts_tree`: the tree. Nodes are the observer's
+  information sets, edges are moves keyed by card value (:func:`move_key`),
+  selection is UCB over availability counts with progressive bias.
+- :mod:`engine.bots.ismcts_policy`: greedy's scores as move priors, and the
+  playout policies.
+- this module: :class:`ISMCTSStrategy`, the search loop and subtree reuse.
+
+One *iteration* (the budget counts them):
+
+1. **Determinize**: sample a world consistent with the seat's view, a new one
+   every iteration (``engine.datastructures.determinize``: the opponent's hand,
+   the deck order and the face-down recycle pile dealt at random).
+2. **Select**: from the root, while every move legal in this world has a child,
+   descend by UCB (``ismcts_tree.Node.select``), applying the moves to the world;
+   whoever is to move in the world (either seat) picks at that node.
+3. **Expand**: add one untried legal move -- greedy's favourite among them
+   when ``prior_order`` is on, else a random one -- with its prior.
+4. **Play out**: from there, the playout policy moves both seats until the
+   ``horizon``-th turn end after the root (2: to the end of the opponent's next
+   turn; a deeper leaf plays on to the observer's next turn after it), then
+   :func:`engine.bots.search.evaluate` scores the position and a logistic
+   squashes it into a reward in [0, 1] (a won game is 1, lost 0, drawn 0.5).
+5. **Back up**: every node on the path counts the visit and the reward for
+   the seat that moved into it.
+
+The move played is the root child with the most visits. With ``reuse`` on,
+the child chosen is kept: when the next call is the same seat's next decision
+of the same turn and the view shows exactly that move's effect, the search
+goes on from that subtree instead of starting afresh.
+
+The budget (:class:`engine.bots.budget.Budget`) is checked before every
+iteration: an iteration limit makes the move a function of the seed and the
+call history; a deadline is read only through the budget's own clock (the
+engine reads none). A decision with one distinct move returns at once. The
+strategy reads only the view; it is CPU-bound, so a caller in an event loop
+runs ``choose`` in a worker thread. War: it flips.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from engine.bots.base import Intent, View, flip_intent, make_rng, require_legal
+from engine.bots.budget import Budget
+from engine.bots.greedy import board_from_view, choose_on_board
+from engine.bots.ismcts_policy import PLAYOUTS, greedy_priors
+from engine.bots.ismcts_tree import Node, distinct_moves
+from engine.bots.search import board_from_state, evaluate
+from engine.datastructures import determinize
+from engine.datastructures.deck import VALUE
+
+#: Iterations per decision when the caller gives no budget.
+DEFAULT_ITERATIONS = 300
+#: UCB exploration constant (rewards are in [0, 1]).
+EXPLORATION = 0.7
+#: Weight of the progressive-bias term (0: off).
+BIAS = 1.0
+#: Progressive widening below the root: a node visited n times has at most
+#: 1 + isqrt(n // WIDEN) children legal in a world (0: no widening).
+WIDEN = 4
+#: Cards of evaluation difference that move the reward from 0.5 to about 0.73.
+REWARD_SCALE = 3.0
+
+
+def reward_of(score: float, scale: float = REWARD_SCALE) -> float:
+    """An evaluation (``search.evaluate``: cards ahead, +-1000 for a finished game)
+    squashed into [0, 1] by a logistic of ``score / scale``."""
+    x = score / scale
+    if x > 40.0:
+        return 1.0
+    if x < -40.0:
+        return 0.0
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def _signature(view: View, exact: bool) -> tuple[Any, ...]:
+    """The parts of a seat's view that one move of that seat determines: with
+    ``exact`` False, leaving out what a draw changes (hand, queue, piles)."""
+    players = tuple((tuple(tuple(a["cards"]) for a in p["arrays"]), tuple(p["stack"]),
+                     p["closed"]) for p in view["players"])
+    sig: tuple[Any, ...] = (view["turn"], view["phase"], view["to_move"], view["played"],
+                            view["stacked"], view["mulliganed"], players)
+    if exact:
+        sig += (tuple(view["hand"] or ()), tuple(view["queue"]), tuple(view["discard"]),
+                view["deck"], tuple(view["hand_counts"]))
+    return sig
+
+
+class ISMCTSStrategy:
+    """Single-observer information-set MCTS (module docstring); War: flip.
+
+    Args:
+        seed: seeds sampling, expansion and playouts (None: from the OS).
+        exploration: the UCB constant.
+        bias: weight of the progressive-bias term (greedy's priors); 0 turns it off.
+        prior_order: expand untried moves in greedy's order (else at random).
+        horizon: turn ends after the root that a playout reaches before scoring.
+        playout: a name in :data:`engine.bots.ismcts_policy.PLAYOUTS`.
+        reward_scale: see :func:`reward_of`.
+        reuse: keep the chosen subtree for the seat's next decision of the turn.
+
+    Raises:
+        ValueError: an unknown playout, a negative constant or a horizon < 1.
+    """
+
+    name = "ismcts"
+
+    def __init__(self, seed: int | None = None, *, exploration: float = EXPLORATION,
+                 bias: float = BIAS, prior_order: bool = True, horizon: int = 2,
+                 playout: str = "greedy", reward_scale: float = REWARD_SCALE,
+                 reuse: bool = True, widen: int = WIDEN, center: bool = True) -> None:
+        if playout not in PLAYOUTS:
+            raise ValueError(f"unknown playout {playout!r}; known: {', '.join(PLAYOUTS)}")
+        if exploration < 0 or bias < 0 or not reward_scale > 0 or horizon < 1:
+            raise ValueError("exploration and bias must be >= 0, reward_scale > 0, horizon >= 1")
+        self.rng = make_rng(seed)
+        self.exploration = exploration
+        self.bias = bias
+        self.prior_order = prior_order
+        self.horizon = horizon
+        self.playout = PLAYOUTS[playout]
+        self.reward_scale = reward_scale
+        self.reuse = reuse
+        self.widen = widen
+        self.center = center
+        self._score_sum, self._score_count = 0.0, 0
+        #: Statistics of the last decision (0 iterations: one distinct move, or
+        #: a budget spent before the first), and totals over searched decisions.
+        self.last_iterations = 0
+        self.last_reused = 0
+        self.searched = 0
+        self.total_iterations = 0
+        self._kept: Node | None = None
+        self._expected: tuple[bool, tuple[Any, ...]] | None = None
+
+    # ------------------------------------------------------------ decision
+
+    def choose(self, game: str, seat: int, view: View, legal: Sequence[Intent],
+               budget: Budget | None = None) -> Intent:
+        """The most visited root move after the iterations ``budget`` allows
+        (None: :data:`DEFAULT_ITERATIONS`).
+
+        Raises:
+            ValueError: ``legal`` is empty, or the view is not ``seat``'s view.
+        """
+        require_legal(legal)
+        if game == "war":
+            return flip_intent(legal)
+        if budget is None:
+            budget = Budget.iterations(DEFAULT_ITERATIONS)
+        board = board_from_view(view, seat)
+        moves = distinct_moves(legal, board.hand)
+        root = self._root(view)
+        self.last_iterations = 0
+        self.last_reused = root.visits
+        if len(moves) == 1:
+            self._remember(root, next(iter(moves)), view, seat, legal)
+            return next(iter(moves.values()))
+        stop = view["turn"] + self.horizon
+        self._score_sum, self._score_count = 0.0, 0
+        done = 0
+        while not budget.exhausted(done):
+            self._iterate(root, view, seat, stop)
+            done += 1
+        self.last_iterations = done
+        self.searched += 1
+        self.total_iterations += done
+        key = root.most_visited(list(moves))
+        if key is None:  # not one iteration: the heuristic's choice
+            intent = choose_on_board(board, legal, self.rng)
+            key = next(k for k, i in moves.items() if i is intent or i == intent)
+        self._remember(root, key, view, seat, legal)
+        return moves[key]
+
+    def _iterate(self, root: Node, view: View, seat: int, stop: int) -> None:
+        """One ISMCTS iteration (module docstring, steps 1-5)."""
+        state = determinize(view, seat, self.rng)
+        node = root
+        path: list[Node] = []
+        widen = self.widen
+        while state.result is None:
+            mover = state.current
+            moves = distinct_moves(state.legal(mover), [VALUE[c] for c in state.hands[mover]])
+            untried = node.untried(moves)
+            if untried and (node is root or not widen
+                            or len(moves) - len(untried) < 1 + math.isqrt(node.visits // widen)):
+                key, prior = self._pick_untried(state, mover, moves, untried)
+                state.apply(mover, moves[key])
+                node = node.add_child(key, mover, prior)
+                path.append(node)
+                break
+            node = node.select(node.tried(moves), self.exploration, self.bias)
+            state.apply(mover, moves[node.key])
+            path.append(node)
+        reward = self._playout(state, seat, stop)
+        root.visits += 1
+        for n in path:
+            n.update(reward, seat)
+
+    def _pick_untried(self, state: Any, mover: int, moves: dict[int, Intent],
+                      untried: list[int]) -> tuple[int, float]:
+        """The untried move to expand and its prior."""
+        if not (self.prior_order or self.bias):
+            return untried[self.rng.randrange(len(untried))], 0.0
+        priors = greedy_priors(board_from_state(state, mover), moves)
+        if not self.prior_order:
+            key = untried[self.rng.randrange(len(untried))]
+            return key, priors[key]
+        top = max(priors[k] for k in untried)
+        best = [k for k in untried if priors[k] >= top - 1e-9]
+        key = best[0] if len(best) == 1 else best[self.rng.randrange(len(best))]
+        return key, priors[key]
+
+    def _playout(self, state: Any, seat: int, stop: int) -> float:
+        """Play both seats on with the playout policy to the horizon; ``seat``'s reward."""
+        if state.result is None:
+            while state.turn >= stop:
+                stop += 2  # a leaf past the horizon: on to seat's next turn after it
+        policy, rng = self.playout, self.rng
+        while state.result is None and state.turn < stop:
+            mover = state.current
+            legal = state.legal(mover)
+            state.apply(mover, legal[0] if len(legal) == 1 else policy(state, mover, legal, rng))
+        score = evaluate(state, seat)
+        if state.result is not None or not self.center:
+            return reward_of(score, self.reward_scale)
+        # Centre on the mean score of this decision so far: the reward keeps its
+        # resolution when one seat is far ahead.
+        self._score_sum += score
+        self._score_count += 1
+        return reward_of(score - self._score_sum / self._score_count, self.reward_scale)
+
+    # ------------------------------------------------------------ reuse
+
+    def _root(self, view: View) -> Node:
+        """The kept subtree when ``view`` is what its move was predicted to show,
+        else a fresh root."""
+        kept, expected = self._kept, self._expected
+        self._kept = self._expected = None
+        if kept is not None and expected is not None:
+            exact, signature = expected
+            if _signature(view, exact) == signature:
+                return kept.detach()
+        return Node()
+
+    def _remember(self, root: Node, key: int, view: View, seat: int,
+                  legal: Sequence[Intent]) -> None:
+        """With ``reuse``: keep the chosen child when the seat moves again this turn,
+        with the signature its next view must show."""
+        self._kept = self._expected = None
+        if not self.reuse:
+            return
+        child = root.children.get(key)
+        if child is None:
+            return
+        world = determinize(view, seat, self.rng)
+        before = len(world.deck) + len(world.discard)
+        hand = [VALUE[c] for c in world.hands[seat]]
+        intent = distinct_moves(world.legal(seat), hand)[key]
+        world.apply(seat, intent)
+        if world.result is not None or world.current != seat:
+            return
+        drew = len(world.deck) + len(world.discard) != before
+        self._kept = child
+        self._expected = (not drew, _signature(world.view(seat), not drew))

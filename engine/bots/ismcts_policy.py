@@ -1,0 +1,112 @@
+"""Heuristic knowledge for the ``ismcts`` strategy: move priors and playout policies.
+
+Both come from the ``greedy`` heuristic (:mod:`engine.bots.greedy`), read on a
+sampled world through :func:`engine.bots.search.board_from_state`:
+
+- :func:`greedy_priors` turns greedy's scores of the legal moves into priors in
+  [0, 1] (1 for the move greedy likes best), for progressive bias in the tree
+  and for the order in which a node's moves are first tried;
+- :data:`PLAYOUTS` are the rollout policies, by name: ``greedy`` (greedy for
+  both seats), ``random`` (uniform over the legal intents, the paper's default)
+  and ``mixed`` (greedy, but one decision in five uniform).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from engine.bots.greedy import (
+    ENQUEUE_BELOW,
+    Board,
+    choose_on_board,
+    help_value,
+    keep_value,
+    score_play,
+    score_stack,
+)
+from engine.bots.search import board_from_state
+
+Intent = dict[str, Any]
+#: ``policy(state, mover, legal, rng) -> intent`` (an element of ``legal``).
+Playout = Callable[[Any, int, Sequence[Intent], random.Random], Intent]
+#: The share of uniform decisions in the ``mixed`` playout.
+MIXED_RANDOM_SHARE = 0.2
+
+
+def _spread(scores: Mapping[int, float], low: float = 0.0) -> dict[int, float]:
+    """Scores rescaled to [low, 1] (best 1); all equal: all 1."""
+    lo, hi = min(scores.values()), max(scores.values())
+    if hi - lo < 1e-9:
+        return dict.fromkeys(scores, 1.0)
+    return {k: low + (1.0 - low) * (s - lo) / (hi - lo) for k, s in scores.items()}
+
+
+def greedy_priors(board: Board, moves: Mapping[int, Intent]) -> dict[int, float]:
+    """A prior in [0, 1] for each move (by key), from greedy's scores on ``board``.
+
+    Phase 1: plays by :func:`engine.bots.greedy.score_play` (ending the phase
+    while a play exists scores 0, as greedy never does it); mulligans by how
+    cheaply the kept card can be stacked. Phase 2: stack cards by their cost
+    (:func:`engine.bots.greedy.score_stack`, lowest best); enqueues greedy would
+    make score 0.5..1, others 0, and ending the turn 1 when greedy would end it,
+    else 0.25.
+
+    Args:
+        board: the mover's board (its own hand), as greedy sees it.
+        moves: key -> intent, every intent legal for the mover.
+    """
+    scores: dict[int, float] = {}
+    rest: dict[int, float] = {}
+    hand = board.hand
+    for key, intent in moves.items():
+        kind = intent["type"]
+        if kind == "play":
+            scores[key] = score_play(board, intent)
+        elif kind == "mulligan":
+            scores[key] = -score_stack(board, hand[intent["keep"]])
+        elif kind == "stack":
+            scores[key] = -score_stack(board, hand[intent["index"]])
+        elif kind == "enqueue":
+            value = hand[intent["index"]]
+            if keep_value(board, value) < ENQUEUE_BELOW and help_value(board, value) < 1.0:
+                scores[key] = -score_stack(board, value)
+            else:
+                rest[key] = 0.0
+        else:  # end_phase, end_turn
+            rest[key] = 0.0
+    if not scores:  # nothing greedy would do but end the phase or the turn
+        return {k: 0.0 if i["type"] == "enqueue" else 1.0 for k, i in moves.items()}
+    enqueueing = any(i["type"] == "enqueue" for i in moves.values())
+    priors = _spread(scores, 0.5 if enqueueing else 0.0)
+    for key in rest:
+        priors[key] = 0.25 if moves[key]["type"] == "end_turn" else 0.0
+    return priors
+
+
+def greedy_playout(state: Any, mover: int, legal: Sequence[Intent],
+                   rng: random.Random) -> Intent:
+    """Greedy's choice for ``mover`` on the sampled world ``state``."""
+    return choose_on_board(board_from_state(state, mover), legal, rng)
+
+
+def random_playout(state: Any, mover: int, legal: Sequence[Intent],
+                   rng: random.Random) -> Intent:
+    """A uniformly random element of ``legal``."""
+    return legal[rng.randrange(len(legal))]
+
+
+def mixed_playout(state: Any, mover: int, legal: Sequence[Intent],
+                  rng: random.Random) -> Intent:
+    """Greedy, except that :data:`MIXED_RANDOM_SHARE` of the decisions are uniform."""
+    if rng.random() < MIXED_RANDOM_SHARE:
+        return legal[rng.randrange(len(legal))]
+    return choose_on_board(board_from_state(state, mover), legal, rng)
+
+
+PLAYOUTS: dict[str, Playout] = {
+    "greedy": greedy_playout,
+    "random": random_playout,
+    "mixed": mixed_playout,
+}
