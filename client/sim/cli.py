@@ -3,6 +3,7 @@
     cardsim war --games 1000 --seed 1 [--return played] [--short-war lose] [--cap N] [--json]
     cardsim datastructures --games 100 --seed 1 [--cap N] [--json]
     cardsim tournament war|datastructures [--bots random,greedy,search] ...
+    cardsim ladder datastructures [--games N] [--time-budget S] [--markdown] ...
 
 Each subcommand lives in its own module under ``client/sim/`` with two
 functions, ``add_arguments(parser)`` and ``run(args) -> int``; :data:`SUBCOMMANDS`
@@ -15,7 +16,7 @@ import argparse
 import sys
 from types import ModuleType
 
-from client.sim import datastructures, tournament, war
+from client.sim import datastructures, ladder, tournament, war
 from protocol.version import __version__
 
 PROG = "cardsim"
@@ -25,6 +26,7 @@ SUBCOMMANDS: dict[str, tuple[ModuleType, str]] = {
     "datastructures": (datastructures,
                        "play random Data Structures games and report their statistics"),
     "tournament": (tournament, "play strategies against each other"),
+    "ladder": (ladder, "every strategy against every other: an Elo ladder with intervals"),
 }
 #: Exit status for bad usage.
 USAGE = 2
