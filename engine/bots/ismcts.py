@@ -63,6 +63,8 @@ from engine.bots.search import board_from_state, evaluate
 from engine.datastructures import determinize
 from engine.datastructures.deck import VALUE
 
+#: Share of a time budget used for thinking (as ``search``); the rest is the caller's.
+BUDGET_SHARE = 0.9
 #: Iterations per decision when the caller gives no budget.
 DEFAULT_ITERATIONS = 300
 #: UCB exploration constant (rewards are in [0, 1]).
@@ -122,7 +124,8 @@ class ISMCTSStrategy:
     def __init__(self, seed: int | None = None, *, exploration: float = EXPLORATION,
                  bias: float = BIAS, prior_order: bool = True, horizon: int = 2,
                  playout: str = "greedy", reward_scale: float = REWARD_SCALE,
-                 reuse: bool = True, widen: int = WIDEN, center: bool = True) -> None:
+                 reuse: bool = True, widen: int = WIDEN, center: bool = True,
+                 baseline: str | None = None, crn: bool = True) -> None:
         if playout not in PLAYOUTS:
             raise ValueError(f"unknown playout {playout!r}; known: {', '.join(PLAYOUTS)}")
         if exploration < 0 or bias < 0 or not reward_scale > 0 or horizon < 1:
@@ -137,6 +140,8 @@ class ISMCTSStrategy:
         self.reuse = reuse
         self.widen = widen
         self.center = center
+        self.baseline = baseline
+        self.crn = crn
         self._score_sum, self._score_count = 0.0, 0
         #: Statistics of the last decision (0 iterations: one distinct move, or
         #: a budget spent before the first), and totals over searched decisions.
@@ -172,14 +177,30 @@ class ISMCTSStrategy:
             return next(iter(moves.values()))
         stop = view["turn"] + self.horizon
         self._score_sum, self._score_count = 0.0, 0
+        keys = list(moves)
+        priors = greedy_priors(board, moves) if self.crn else {}
         done = 0
-        while not budget.exhausted(done):
-            self._iterate(root, view, seat, stop)
+        cost = 0.0
+        left = budget.remaining()
+        reserve = None if left is None else left * (1.0 - BUDGET_SHARE)
+        while budget.max_iterations is None or done < budget.max_iterations:
+            if left is not None:
+                assert reserve is not None
+                if left <= 0.0 or left - cost < reserve:
+                    break  # the next iteration would end past the share of the time
+            if self.crn:
+                self._iterate_all(root, view, seat, stop, keys, priors)
+            else:
+                self._iterate(root, view, seat, stop)
             done += 1
+            if left is not None:
+                now = budget.remaining()
+                assert now is not None
+                cost, left = left - now, now
         self.last_iterations = done
         self.searched += 1
         self.total_iterations += done
-        key = root.most_visited(list(moves))
+        key = root.best_mean(keys) if self.crn else root.most_visited(keys)
         if key is None:  # not one iteration: the heuristic's choice
             intent = choose_on_board(board, legal, self.rng)
             key = next(k for k, i in moves.items() if i is intent or i == intent)
@@ -189,14 +210,54 @@ class ISMCTSStrategy:
     def _iterate(self, root: Node, view: View, seat: int, stop: int) -> None:
         """One ISMCTS iteration (module docstring, steps 1-5)."""
         state = determinize(view, seat, self.rng)
-        node = root
+        base = None
+        if self.baseline == "rollout":
+            # The same world played on by the playout policy alone: the reward is
+            # then how much better the tree's line did than that, in this world.
+            base = evaluate(self._play_on(state.clone(), seat, stop), seat)
+        elif self.baseline == "static":
+            base = evaluate(state, seat)
+        path = self._descend(root, state, root)
+        reward = self._reward(self._play_on(state, seat, stop), seat, base)
+        root.visits += 1
+        for n in path:
+            n.update(reward, seat)
+
+    def _iterate_all(self, root: Node, view: View, seat: int, stop: int,
+                     keys: Sequence[int], priors: dict[int, float]) -> None:
+        """One iteration with common random numbers at the root: one world, and in it
+        every root move followed down its subtree and played out; each reward is the
+        move's score against the mean of all of them in this world."""
+        world = determinize(view, seat, self.rng)
+        here = distinct_moves(world.legal(seat), [VALUE[c] for c in world.hands[seat]])
+        played = []
+        for key in keys:
+            child = root.children.get(key) or root.add_child(key, seat, priors[key])
+            state = world.clone()
+            state.apply(seat, here[key])
+            path = [child, *self._descend(child, state, None)]
+            played.append((path, self._play_on(state, seat, stop)))
+        scores = [evaluate(state, seat) for _, state in played]
+        running = [x for (_, state), x in zip(played, scores, strict=True)
+                   if state.result is None]
+        mean = sum(running) / len(running) if running else 0.0
+        scale = self.reward_scale
+        root.visits += 1
+        for (path, state), x in zip(played, scores, strict=True):
+            reward = reward_of(x if state.result is not None else x - mean, scale)
+            for n in path:
+                n.update(reward, seat)
+
+    def _descend(self, node: Node, state: Any, full_width: Node | None) -> list[Node]:
+        """Select and expand from ``node`` in the world ``state`` (applying the moves
+        to it); returns the nodes entered. ``full_width`` is exempt from widening."""
         path: list[Node] = []
         widen = self.widen
         while state.result is None:
             mover = state.current
             moves = distinct_moves(state.legal(mover), [VALUE[c] for c in state.hands[mover]])
             untried = node.untried(moves)
-            if untried and (node is root or not widen
+            if untried and (node is full_width or not widen
                             or len(moves) - len(untried) < 1 + math.isqrt(node.visits // widen)):
                 key, prior = self._pick_untried(state, mover, moves, untried)
                 state.apply(mover, moves[key])
@@ -206,10 +267,7 @@ class ISMCTSStrategy:
             node = node.select(node.tried(moves), self.exploration, self.bias)
             state.apply(mover, moves[node.key])
             path.append(node)
-        reward = self._playout(state, seat, stop)
-        root.visits += 1
-        for n in path:
-            n.update(reward, seat)
+        return path
 
     def _pick_untried(self, state: Any, mover: int, moves: dict[int, Intent],
                       untried: list[int]) -> tuple[int, float]:
@@ -225,8 +283,8 @@ class ISMCTSStrategy:
         key = best[0] if len(best) == 1 else best[self.rng.randrange(len(best))]
         return key, priors[key]
 
-    def _playout(self, state: Any, seat: int, stop: int) -> float:
-        """Play both seats on with the playout policy to the horizon; ``seat``'s reward."""
+    def _play_on(self, state: Any, seat: int, stop: int) -> Any:
+        """Play both seats on with the playout policy to the horizon (in place)."""
         if state.result is None:
             while state.turn >= stop:
                 stop += 2  # a leaf past the horizon: on to seat's next turn after it
@@ -235,8 +293,16 @@ class ISMCTSStrategy:
             mover = state.current
             legal = state.legal(mover)
             state.apply(mover, legal[0] if len(legal) == 1 else policy(state, mover, legal, rng))
+        return state
+
+    def _reward(self, state: Any, seat: int, base: float | None) -> float:
+        """``seat``'s reward in [0, 1] for the played-out ``state`` (module docstring)."""
         score = evaluate(state, seat)
-        if state.result is not None or not self.center:
+        if state.result is not None:
+            return reward_of(score, self.reward_scale)
+        if base is not None:
+            return reward_of(score - base, self.reward_scale)
+        if not self.center:
             return reward_of(score, self.reward_scale)
         # Centre on the mean score of this decision so far: the reward keeps its
         # resolution when one seat is far ahead.

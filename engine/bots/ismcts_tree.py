@@ -164,6 +164,20 @@ class Node:
                 best_key, best_rank = key, rank
         return best_key
 
+    def best_mean(self, keys: Sequence[int]) -> int | None:
+        """Among ``keys``, the child with the best mean reward (ties: more visits,
+        then higher prior, then the first); None when none of them was visited."""
+        best_key: int | None = None
+        best_rank: tuple[float, float, float] | None = None
+        for key in keys:
+            child = self.children.get(key)
+            if child is None or not child.visits:
+                continue
+            rank = (child.reward / child.visits, child.visits, child.prior)
+            if best_rank is None or rank > best_rank:
+                best_key, best_rank = key, rank
+        return best_key
+
     def detach(self) -> Node:
         """Make this node a root (its parent and siblings can be collected)."""
         self.parent = None
