@@ -51,24 +51,26 @@ runs ``choose`` in a worker thread. War: it flips.
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Sequence
 from typing import Any
 
-from engine.bots.base import Intent, View, flip_intent, make_rng, require_legal
+from engine.bots.base import DEFAULT_BUDGET, Intent, View, flip_intent, require_legal
 from engine.bots.budget import Budget
 from engine.bots.greedy import board_from_view, choose_on_board
 from engine.bots.ismcts_policy import PLAYOUTS, greedy_priors
-from engine.bots.ismcts_tree import Node, distinct_moves
+from engine.bots.ismcts_tree import Node, distinct_moves, move_key
 from engine.bots.search import board_from_state, evaluate
 from engine.datastructures import determinize
 from engine.datastructures.deck import VALUE
+from engine.datastructures.intents import DSIntent, from_wire
+from engine.playout import play_out
 
 #: Share of a time budget used for thinking (as ``search``); the rest is the caller's.
 BUDGET_SHARE = 0.9
-#: Iterations per decision when the caller gives no budget.
-DEFAULT_ITERATIONS = 300
-#: UCB exploration constant (rewards are in [0, 1]).
-EXPLORATION = 0.7
+#: UCB exploration constant (rewards are in [0, 1]; centred rewards differ by a few
+#: hundredths, so a small constant: 0.2 did better than 0.7 against search).
+EXPLORATION = 0.2
 #: Weight of the progressive-bias term (0: off).
 BIAS = 1.0
 #: Progressive widening below the root: a node visited n times has at most
@@ -125,12 +127,12 @@ class ISMCTSStrategy:
                  bias: float = BIAS, prior_order: bool = True, horizon: int = 2,
                  playout: str = "greedy", reward_scale: float = REWARD_SCALE,
                  reuse: bool = True, widen: int = WIDEN, center: bool = True,
-                 baseline: str | None = None, crn: bool = True) -> None:
+                 baseline: str | None = None, crn: bool = False) -> None:
         if playout not in PLAYOUTS:
             raise ValueError(f"unknown playout {playout!r}; known: {', '.join(PLAYOUTS)}")
         if exploration < 0 or bias < 0 or not reward_scale > 0 or horizon < 1:
             raise ValueError("exploration and bias must be >= 0, reward_scale > 0, horizon >= 1")
-        self.rng = make_rng(seed)
+        self.rng = random.Random(seed)
         self.exploration = exploration
         self.bias = bias
         self.prior_order = prior_order
@@ -155,9 +157,9 @@ class ISMCTSStrategy:
     # ------------------------------------------------------------ decision
 
     def choose(self, game: str, seat: int, view: View, legal: Sequence[Intent],
-               budget: Budget | None = None) -> Intent:
+               budget: Budget = DEFAULT_BUDGET) -> Intent:
         """The most visited root move after the iterations ``budget`` allows
-        (None: :data:`DEFAULT_ITERATIONS`).
+        (default: ``engine.bots.base.DEFAULT_BUDGET``, a fixed iteration count).
 
         Raises:
             ValueError: ``legal`` is empty, or the view is not ``seat``'s view.
@@ -165,16 +167,15 @@ class ISMCTSStrategy:
         require_legal(legal)
         if game == "war":
             return flip_intent(legal)
-        if budget is None:
-            budget = Budget.iterations(DEFAULT_ITERATIONS)
         board = board_from_view(view, seat)
-        moves = distinct_moves(legal, board.hand)
+        values = [from_wire(intent) for intent in legal]
+        moves = distinct_moves(values, board.hand)
         root = self._root(view)
         self.last_iterations = 0
         self.last_reused = root.visits
         if len(moves) == 1:
-            self._remember(root, next(iter(moves)), view, seat, legal)
-            return next(iter(moves.values()))
+            self._remember(root, next(iter(moves)), view, seat)
+            return legal[values.index(next(iter(moves.values())))]
         stop = view["turn"] + self.horizon
         self._score_sum, self._score_count = 0.0, 0
         keys = list(moves)
@@ -202,10 +203,9 @@ class ISMCTSStrategy:
         self.total_iterations += done
         key = root.best_mean(keys) if self.crn else root.most_visited(keys)
         if key is None:  # not one iteration: the heuristic's choice
-            intent = choose_on_board(board, legal, self.rng)
-            key = next(k for k, i in moves.items() if i is intent or i == intent)
-        self._remember(root, key, view, seat, legal)
-        return moves[key]
+            key = move_key(choose_on_board(board, values, self.rng), board.hand)
+        self._remember(root, key, view, seat)
+        return legal[values.index(moves[key])]
 
     def _iterate(self, root: Node, view: View, seat: int, stop: int) -> None:
         """One ISMCTS iteration (module docstring, steps 1-5)."""
@@ -229,12 +229,12 @@ class ISMCTSStrategy:
         every root move followed down its subtree and played out; each reward is the
         move's score against the mean of all of them in this world."""
         world = determinize(view, seat, self.rng)
-        here = distinct_moves(world.legal(seat), [VALUE[c] for c in world.hands[seat]])
+        here = distinct_moves(world.legal_moves(seat), [VALUE[c] for c in world.hands[seat]])
         played = []
         for key in keys:
             child = root.children.get(key) or root.add_child(key, seat, priors[key])
             state = world.clone()
-            state.apply(seat, here[key])
+            state.apply_move(seat, here[key])
             path = [child, *self._descend(child, state, None)]
             played.append((path, self._play_on(state, seat, stop)))
         scores = [evaluate(state, seat) for _, state in played]
@@ -255,21 +255,22 @@ class ISMCTSStrategy:
         widen = self.widen
         while state.result is None:
             mover = state.current
-            moves = distinct_moves(state.legal(mover), [VALUE[c] for c in state.hands[mover]])
+            moves = distinct_moves(state.legal_moves(mover),
+                                   [VALUE[c] for c in state.hands[mover]])
             untried = node.untried(moves)
             if untried and (node is full_width or not widen
                             or len(moves) - len(untried) < 1 + math.isqrt(node.visits // widen)):
                 key, prior = self._pick_untried(state, mover, moves, untried)
-                state.apply(mover, moves[key])
+                state.apply_move(mover, moves[key])
                 node = node.add_child(key, mover, prior)
                 path.append(node)
                 break
             node = node.select(node.tried(moves), self.exploration, self.bias)
-            state.apply(mover, moves[node.key])
+            state.apply_move(mover, moves[node.key])
             path.append(node)
         return path
 
-    def _pick_untried(self, state: Any, mover: int, moves: dict[int, Intent],
+    def _pick_untried(self, state: Any, mover: int, moves: dict[int, DSIntent],
                       untried: list[int]) -> tuple[int, float]:
         """The untried move to expand and its prior."""
         if not (self.prior_order or self.bias):
@@ -289,10 +290,11 @@ class ISMCTSStrategy:
             while state.turn >= stop:
                 stop += 2  # a leaf past the horizon: on to seat's next turn after it
         policy, rng = self.playout, self.rng
-        while state.result is None and state.turn < stop:
-            mover = state.current
-            legal = state.legal(mover)
-            state.apply(mover, legal[0] if len(legal) == 1 else policy(state, mover, legal, rng))
+
+        def choose(state: Any, mover: int, legal: list[DSIntent]) -> DSIntent:
+            return legal[0] if len(legal) == 1 else policy(state, mover, legal, rng)
+
+        play_out(state, choose, until=lambda s: s.turn >= stop, values=True)
         return state
 
     def _reward(self, state: Any, seat: int, base: float | None) -> float:
@@ -323,8 +325,7 @@ class ISMCTSStrategy:
                 return kept.detach()
         return Node()
 
-    def _remember(self, root: Node, key: int, view: View, seat: int,
-                  legal: Sequence[Intent]) -> None:
+    def _remember(self, root: Node, key: int, view: View, seat: int) -> None:
         """With ``reuse``: keep the chosen child when the seat moves again this turn,
         with the signature its next view must show."""
         self._kept = self._expected = None
@@ -336,8 +337,7 @@ class ISMCTSStrategy:
         world = determinize(view, seat, self.rng)
         before = len(world.deck) + len(world.discard)
         hand = [VALUE[c] for c in world.hands[seat]]
-        intent = distinct_moves(world.legal(seat), hand)[key]
-        world.apply(seat, intent)
+        world.apply_move(seat, distinct_moves(world.legal_moves(seat), hand)[key])
         if world.result is not None or world.current != seat:
             return
         drew = len(world.deck) + len(world.discard) != before

@@ -27,10 +27,10 @@ from engine.bots.greedy import (
     score_stack,
 )
 from engine.bots.search import board_from_state
+from engine.datastructures.intents import DSIntent
 
-Intent = dict[str, Any]
-#: ``policy(state, mover, legal, rng) -> intent`` (an element of ``legal``).
-Playout = Callable[[Any, int, Sequence[Intent], random.Random], Intent]
+#: ``policy(state, mover, legal, rng) -> move`` (an element of ``legal``, intent values).
+Playout = Callable[[Any, int, Sequence[DSIntent], random.Random], DSIntent]
 #: The share of uniform decisions in the ``mixed`` playout.
 MIXED_RANDOM_SHARE = 0.2
 
@@ -43,7 +43,7 @@ def _spread(scores: Mapping[int, float], low: float = 0.0) -> dict[int, float]:
     return {k: low + (1.0 - low) * (s - lo) / (hi - lo) for k, s in scores.items()}
 
 
-def greedy_priors(board: Board, moves: Mapping[int, Intent]) -> dict[int, float]:
+def greedy_priors(board: Board, moves: Mapping[int, DSIntent]) -> dict[int, float]:
     """A prior in [0, 1] for each move (by key), from greedy's scores on ``board``.
 
     Phase 1: plays by :func:`engine.bots.greedy.score_play` (ending the phase
@@ -60,16 +60,16 @@ def greedy_priors(board: Board, moves: Mapping[int, Intent]) -> dict[int, float]
     scores: dict[int, float] = {}
     rest: dict[int, float] = {}
     hand = board.hand
-    for key, intent in moves.items():
-        kind = intent["type"]
+    for key, move in moves.items():
+        kind = move.TYPE
         if kind == "play":
-            scores[key] = score_play(board, intent)
+            scores[key] = score_play(board, move)  # type: ignore[arg-type]
         elif kind == "mulligan":
-            scores[key] = -score_stack(board, hand[intent["keep"]])
+            scores[key] = -score_stack(board, hand[move.keep])  # type: ignore[union-attr]
         elif kind == "stack":
-            scores[key] = -score_stack(board, hand[intent["index"]])
+            scores[key] = -score_stack(board, hand[move.index])  # type: ignore[union-attr]
         elif kind == "enqueue":
-            value = hand[intent["index"]]
+            value = hand[move.index]  # type: ignore[union-attr]
             if keep_value(board, value) < ENQUEUE_BELOW and help_value(board, value) < 1.0:
                 scores[key] = -score_stack(board, value)
             else:
@@ -77,28 +77,28 @@ def greedy_priors(board: Board, moves: Mapping[int, Intent]) -> dict[int, float]
         else:  # end_phase, end_turn
             rest[key] = 0.0
     if not scores:  # nothing greedy would do but end the phase or the turn
-        return {k: 0.0 if i["type"] == "enqueue" else 1.0 for k, i in moves.items()}
-    enqueueing = any(i["type"] == "enqueue" for i in moves.values())
+        return {k: 0.0 if m.TYPE == "enqueue" else 1.0 for k, m in moves.items()}
+    enqueueing = any(m.TYPE == "enqueue" for m in moves.values())
     priors = _spread(scores, 0.5 if enqueueing else 0.0)
     for key in rest:
-        priors[key] = 0.25 if moves[key]["type"] == "end_turn" else 0.0
+        priors[key] = 0.25 if moves[key].TYPE == "end_turn" else 0.0
     return priors
 
 
-def greedy_playout(state: Any, mover: int, legal: Sequence[Intent],
-                   rng: random.Random) -> Intent:
+def greedy_playout(state: Any, mover: int, legal: Sequence[DSIntent],
+                   rng: random.Random) -> DSIntent:
     """Greedy's choice for ``mover`` on the sampled world ``state``."""
     return choose_on_board(board_from_state(state, mover), legal, rng)
 
 
-def random_playout(state: Any, mover: int, legal: Sequence[Intent],
-                   rng: random.Random) -> Intent:
+def random_playout(state: Any, mover: int, legal: Sequence[DSIntent],
+                   rng: random.Random) -> DSIntent:
     """A uniformly random element of ``legal``."""
     return legal[rng.randrange(len(legal))]
 
 
-def mixed_playout(state: Any, mover: int, legal: Sequence[Intent],
-                  rng: random.Random) -> Intent:
+def mixed_playout(state: Any, mover: int, legal: Sequence[DSIntent],
+                  rng: random.Random) -> DSIntent:
     """Greedy, except that :data:`MIXED_RANDOM_SHARE` of the decisions are uniform."""
     if rng.random() < MIXED_RANDOM_SHARE:
         return legal[rng.randrange(len(legal))]

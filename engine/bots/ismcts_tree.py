@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
-Intent = dict[str, Any]
+from engine.datastructures.intents import HAND, QUEUE, DSIntent
 
 # Key bases by intent kind (see move_key); values are 0..11, an ace is -1.
 _HAND, _QUEUE, _STACK_PLAY, _MULLIGAN, _STACK, _ENQUEUE = 100, 200, 300, 400, 500, 600
@@ -39,45 +38,43 @@ END_PHASE_KEY = 700
 END_TURN_KEY = 800
 
 
-def move_key(intent: Mapping[str, Any], hand: Sequence[int]) -> int:
-    """A small int naming ``intent`` as a move the observer can recognise in any
+def move_key(move: DSIntent, hand: Sequence[int]) -> int:
+    """A small int naming ``move`` as a move the observer can recognise in any
     sampled world: the same kind, target and card *value* give the same key.
 
     Args:
-        intent: a Data Structures intent of the seat to move.
+        move: a Data Structures intent value of the seat to move.
         hand: the array values (0..11, -1 for an ace) of that seat's hand, in order.
 
     Raises:
-        KeyError, IndexError: not a well-formed Data Structures intent for that hand.
+        IndexError: a hand index outside ``hand``.
     """
-    kind = intent["type"]
+    kind = move.TYPE
     if kind == "play":
-        src = intent["src"]
-        if src == "hand":
-            return _HAND + 3 * hand[intent["index"]] + intent["array"]
-        if src == "queue":
-            return _QUEUE + intent["array"]
-        return _STACK_PLAY + 3 * intent["stack"] + intent["array"]
+        src = move.src  # type: ignore[union-attr]
+        if src == HAND:
+            return _HAND + 3 * hand[move.index] + move.array  # type: ignore[union-attr]
+        if src == QUEUE:
+            return _QUEUE + move.array  # type: ignore[union-attr]
+        return _STACK_PLAY + 3 * move.stack + move.array  # type: ignore[union-attr]
     if kind == "stack":
-        return _STACK + 1 + hand[intent["index"]]
+        return _STACK + 1 + hand[move.index]  # type: ignore[union-attr]
     if kind == "enqueue":
-        return _ENQUEUE + 1 + hand[intent["index"]]
+        return _ENQUEUE + 1 + hand[move.index]  # type: ignore[union-attr]
     if kind == "end_phase":
         return END_PHASE_KEY
     if kind == "end_turn":
         return END_TURN_KEY
-    if kind == "mulligan":
-        return _MULLIGAN + 1 + hand[intent["keep"]]
-    raise KeyError(f"not a datastructures intent: {dict(intent)!r}")
+    return _MULLIGAN + 1 + hand[move.keep]  # type: ignore[union-attr]
 
 
-def distinct_moves(legal: Sequence[Intent], hand: Sequence[int]) -> dict[int, Intent]:
-    """``legal`` by :func:`move_key`, the first intent of each key kept (in order)."""
-    out: dict[int, Intent] = {}
-    for intent in legal:
-        key = move_key(intent, hand)
+def distinct_moves(legal: Iterable[DSIntent], hand: Sequence[int]) -> dict[int, DSIntent]:
+    """``legal`` by :func:`move_key`, the first move of each key kept (in order)."""
+    out: dict[int, DSIntent] = {}
+    for move in legal:
+        key = move_key(move, hand)
         if key not in out:
-            out[key] = intent
+            out[key] = move
     return out
 
 
@@ -103,12 +100,12 @@ class Node:
         self.reward = 0.0
         self.avails = 1
 
-    def untried(self, moves: Mapping[int, Intent]) -> list[int]:
+    def untried(self, moves: Mapping[int, DSIntent]) -> list[int]:
         """The keys among ``moves`` (legal in this world) that have no child yet."""
         children = self.children
         return [k for k in moves if k not in children]
 
-    def tried(self, moves: Mapping[int, Intent]) -> list[int]:
+    def tried(self, moves: Mapping[int, DSIntent]) -> list[int]:
         """The keys among ``moves`` (legal in this world) that have a child."""
         children = self.children
         return [k for k in moves if k in children]

@@ -19,8 +19,20 @@ from engine.bots.ismcts import ISMCTSStrategy, reward_of
 from engine.bots.ismcts_policy import PLAYOUTS, greedy_priors
 from engine.bots.ismcts_tree import END_PHASE_KEY, Node, distinct_moves, move_key
 from engine.bots.search import board_from_state
+from engine.datastructures.intents import (
+    END_PHASE,
+    END_TURN,
+    QUEUE,
+    STACK,
+    Enqueue,
+    Mulligan,
+    Play,
+    StackCard,
+    from_wire,
+    play_hand,
+)
 from engine.registry import get_game
-from tests.bots.conftest import start_server  # noqa: F401  (a fixture)
+from tests.client.bots.conftest import start_server  # noqa: F401  (a fixture)
 from tests.engine.test_datastructures_support import arrange
 
 #: Eleven cards of one array, 2..Q: the twelfth (a K) closes it.
@@ -222,19 +234,15 @@ def test_finds_a_two_move_win_in_one_turn() -> None:
 
 def test_move_keys_name_values_not_positions() -> None:
     hand = [5, 5, 7, -1]
-    a = {"type": "play", "src": "hand", "index": 0, "array": 1}
-    b = {"type": "play", "src": "hand", "index": 1, "array": 1}
-    c = {"type": "play", "src": "hand", "index": 2, "array": 1}
+    a, b, c = play_hand(0, 1), play_hand(1, 1), play_hand(2, 1)
     assert move_key(a, hand) == move_key(b, hand) != move_key(c, hand)
-    kinds = [{"type": "stack", "index": 3}, {"type": "enqueue", "index": 3},
-             {"type": "mulligan", "keep": 3}, {"type": "end_phase"}, {"type": "end_turn"},
-             {"type": "play", "src": "queue", "array": 0},
-             {"type": "play", "src": "stack", "stack": 1, "array": 0}]
-    keys = [move_key(i, hand) for i in kinds + [a, c]]
+    kinds = [StackCard(3), Enqueue(3), Mulligan(3), END_PHASE, END_TURN, Play(QUEUE, 0),
+             Play(STACK, 0, stack=1), Play(STACK, 0, stack=0), StackCard(2), play_hand(0, 2)]
+    keys = [move_key(m, hand) for m in kinds + [a, c]]
     assert len(set(keys)) == len(keys)
     assert list(distinct_moves([a, b, c], hand).values()) == [a, c]
-    with pytest.raises(KeyError):
-        move_key({"type": "flip"}, hand)
+    with pytest.raises(IndexError):
+        move_key(play_hand(4, 0), hand)
 
 
 def test_selection_only_among_moves_legal_in_this_world_counts_availability() -> None:
@@ -259,9 +267,9 @@ def test_reward_and_priors() -> None:
     assert reward_of(3.0) > reward_of(1.0) > 0.5
     state = _closing_position("hand")
     board = board_from_state(state, 0)
-    moves = distinct_moves(state.legal(0), board.hand)
+    moves = distinct_moves(state.legal_moves(0), board.hand)
     priors = greedy_priors(board, moves)
-    assert max(priors, key=priors.get) == move_key(WIN, board.hand)
+    assert max(priors, key=priors.get) == move_key(from_wire(WIN), board.hand)
     assert priors[END_PHASE_KEY] == 0.0 and all(0.0 <= p <= 1.0 for p in priors.values())
 
 
