@@ -72,11 +72,11 @@ def test_ismcts_is_in_the_strategy_table() -> None:
 
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**64), moves=st.integers(0, 400), walk=st.integers(0, 2**32),
-       playout=st.sampled_from(sorted(PLAYOUTS)), reuse=st.booleans())
+       playout=st.sampled_from(sorted(PLAYOUTS)), reuse=st.booleans(), crn=st.booleans())
 def test_only_legal_intents_over_random_positions(seed: int, moves: int, walk: int,
-                                                  playout: str, reuse: bool) -> None:
+                                                  playout: str, reuse: bool, crn: bool) -> None:
     state = _reach(seed, moves, walk)
-    strategy = ISMCTSStrategy(seed=walk, playout=playout, reuse=reuse)
+    strategy = ISMCTSStrategy(seed=walk, playout=playout, reuse=reuse, crn=crn)
     for _ in range(8):  # consecutive decisions, so kept subtrees are exercised too
         if state.outcome() is not None:
             break
@@ -99,13 +99,14 @@ def test_war_flips_and_an_empty_legal_list_is_refused() -> None:
 # ------------------------------------------------------------------ budget
 
 
-def test_fixed_iterations_and_seed_give_the_same_game() -> None:
+@pytest.mark.parametrize("crn", [False, True])
+def test_fixed_iterations_and_seed_give_the_same_game(crn: bool) -> None:
     """Two strategies with one seed, fed the same positions, choose alike; the
     iteration count is exactly the budget whenever there was a choice."""
     runs = []
     for _ in range(2):
         state = _reach(21, 30, 4)
-        strategy = ISMCTSStrategy(seed=77)
+        strategy = ISMCTSStrategy(seed=77, crn=crn)
         picks = []
         for _ in range(25):
             if state.outcome() is not None:
