@@ -115,23 +115,36 @@ def ladder_rows(records: Sequence[tournament.GameRecord], bots: Sequence[str],
             for rank, name in enumerate(order, start=1)]
 
 
-def format_ladder(result: tournament.TournamentResult, rows: Sequence[LadderRow]) -> str:
-    """The ladder as text, then the tournament's pairing table."""
+def _origin(result: tournament.TournamentResult, sources: Sequence[str]) -> str:
+    """Where the games come from, for the headers."""
+    if sources:
+        return (f"{len(result.records)} games from {', '.join(sources)}, "
+                f"{result.time_budget:g} s per move")
+    return (f"{result.games_per_pairing} games per pairing (seats swapped), "
+            f"{result.time_budget:g} s per move, seed {result.seed}")
+
+
+def format_ladder(result: tournament.TournamentResult, rows: Sequence[LadderRow],
+                  sources: Sequence[str] = ()) -> str:
+    """The ladder as text, then the pairing table (``sources``: the files read)."""
     lines = [f"{result.game} ladder: {len(result.bots)} strategies, "
-             f"{result.games_per_pairing} games per pairing (seats swapped), "
-             f"{result.time_budget:g} s per move, seed {result.seed}", "",
+             f"{_origin(result, sources)}", "",
              f"{'rank':>4} {'strategy':>9} {'Elo':>6} {'95% interval':>15} {'score':>7} "
              f"{'games':>6} {'W-L-D':>13}"]
     for r in rows:
         lines.append(f"{r.rank:>4} {r.name:>9} {r.elo:+6.0f} {f'{r.low:+.0f}..{r.high:+.0f}':>15} "
                      f"{100 * r.score:6.1f}% {r.games:>6} "
                      f"{f'{r.wins}-{r.losses}-{r.draws}':>13}")
+    table = tournament.format_table(result)
+    if sources:  # the table's own header speaks of one tournament's settings
+        table = table.split("\n", 2)[2]
     lines += ["", "Elo: Bradley-Terry over all games, mean 0; interval: bootstrap over deals", "",
-              tournament.format_table(result)]
+              table]
     return "\n".join(lines)
 
 
-def format_markdown(result: tournament.TournamentResult, rows: Sequence[LadderRow]) -> str:
+def format_markdown(result: tournament.TournamentResult, rows: Sequence[LadderRow],
+                    sources: Sequence[str] = ()) -> str:
     """The ladder as a Markdown table (the README's strategy table)."""
     docs = describe()
     lines = ["| rank | strategy | Elo (95% interval) | score | what it does |",
@@ -140,11 +153,52 @@ def format_markdown(result: tournament.TournamentResult, rows: Sequence[LadderRo
         lines.append(f"| {r.rank} | `{r.name}` | {r.elo:+.0f} ({r.low:+.0f} to {r.high:+.0f}) "
                      f"| {100 * r.score:.1f}% | {docs.get(r.name, '')} |")
     lines.append("")
-    lines.append(f"`cardsim ladder {result.game} --games {result.games_per_pairing} "
-                 f"--seed {result.seed} --time-budget {result.time_budget:g}`: "
-                 f"{len(result.records)} games, {result.games_per_pairing} per pairing, "
-                 "seats swapped on every deal.")
+    if sources:
+        lines.append(f"`cardsim ladder {result.game} --from ...`: {_origin(result, sources)}, "
+                     "seats swapped on every deal.")
+    else:
+        lines.append(f"`cardsim ladder {result.game} --games {result.games_per_pairing} "
+                     f"--seed {result.seed} --time-budget {result.time_budget:g}`: "
+                     f"{len(result.records)} games, {result.games_per_pairing} per pairing, "
+                     "seats swapped on every deal.")
     return "\n".join(lines)
+
+
+def load_results(paths: Sequence[str]) -> tournament.TournamentResult:
+    """The games of saved ``cardsim tournament --json`` (or ``ladder --json``) files,
+    as one result: the ladder of several runs without playing them again.
+
+    Raises:
+        OSError: a file cannot be read.
+        ValueError: not such a file, or the files disagree on the game or the budget.
+    """
+    records: list[tournament.GameRecord] = []
+    bots: list[str] = []
+    game = budget = None
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        data = data.get("tournament", data)
+        try:
+            games = data["games"]
+            if game is None:
+                game, budget = data["game"], data["time_budget"]
+            elif (data["game"], data["time_budget"]) != (game, budget):
+                raise ValueError(f"{path}: {data['game']} at {data['time_budget']} s per move, "
+                                 f"not {game} at {budget} s like the files before it")
+            for name in data["bots"]:
+                if name not in bots:
+                    bots.append(name)
+            for g in games:
+                records.append(tournament.GameRecord(
+                    len(records), tuple(g["bots"]), int(g["seed"], 16), g["winner"], g["reason"],
+                    g["moves"], tuple(g["think"]), tuple(g["decisions"])))  # type: ignore[arg-type]
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"{path}: not a cardsim tournament --json file ({exc!r})") from None
+    if game is None:
+        raise ValueError("no file given")
+    per_pair = max(row.games for row in tournament.tabulate(records, bots)) if records else 0
+    return tournament.TournamentResult(game, bots, per_pair, 0, budget, {}, records)  # type: ignore[arg-type]
 
 
 def to_json(result: tournament.TournamentResult, rows: Sequence[LadderRow]) -> dict[str, Any]:
@@ -169,6 +223,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="bootstrap resamples per interval (default %(default)s)")
     parser.add_argument("--markdown", action="store_true",
                         help="print the ladder as a Markdown table")
+    parser.add_argument("--from", dest="sources", action="append", default=[], metavar="FILE",
+                        help="rank the games of saved 'cardsim tournament --json' files instead "
+                             "of playing (repeatable; the game argument and play options are "
+                             "then ignored)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -176,6 +234,13 @@ def run(args: argparse.Namespace) -> int:
     from engine.core import RuleError
     from engine.registry import get_game
 
+    if args.sources:
+        try:
+            result = load_results(args.sources)
+        except (OSError, ValueError) as exc:
+            print(f"cardsim ladder: {exc}", file=sys.stderr)
+            return 2
+        return _report(args, result, args.sources)
     bots = [b.strip() for b in args.bots.split(",") if b.strip()]
     try:
         options = tournament.parse_options(args.option)
@@ -193,11 +258,16 @@ def run(args: argparse.Namespace) -> int:
         result = tournament.run_tournament(args.game, bots, args.games, args.seed, options,
                                            args.time_budget, max(1, args.jobs),
                                            progress.advance)
-    rows = ladder_rows(result.records, bots, args.resamples, args.seed)
+    return _report(args, result, [])
+
+
+def _report(args: argparse.Namespace, result: tournament.TournamentResult,
+            sources: Sequence[str]) -> int:
+    rows = ladder_rows(result.records, result.bots, args.resamples, args.seed)
     if args.json:
         print(json.dumps(to_json(result, rows), indent=2))
     elif args.markdown:
-        print(format_markdown(result, rows))
+        print(format_markdown(result, rows, sources))
     else:
-        print(format_ladder(result, rows))
+        print(format_ladder(result, rows, sources))
     return 0

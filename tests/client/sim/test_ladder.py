@@ -65,3 +65,33 @@ def test_ladder_command_plays_every_pairing(capsys) -> None:
 def test_ladder_refuses_unknown_strategies(capsys) -> None:
     assert main(["ladder", "datastructures", "--bots", "greedy,nope", "--no-progress"]) == 2
     assert "unknown strategy 'nope'" in capsys.readouterr().err
+
+
+def test_ladder_from_saved_tournaments_ranks_their_games(capsys, tmp_path) -> None:
+    """Two saved runs with different pairings make one ladder; other budgets are refused."""
+    files = []
+    for k, bots in enumerate(["random,greedy", "greedy,search"]):
+        assert main(["tournament", "datastructures", "--bots", bots, "--games", "2", "--seed",
+                     str(k), "--time-budget", "0.002", "--jobs", "1", "--no-progress",
+                     "--option", "cap=30", "--json"]) == 0
+        path = tmp_path / f"run{k}.json"
+        path.write_text(capsys.readouterr().out)
+        files.append(str(path))
+    argv = ["ladder", "datastructures", "--from", files[0], "--from", files[1],
+            "--resamples", "20", "--no-progress"]
+    assert main([*argv, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    ladder = {r["name"]: r for r in report["ladder"]}
+    assert set(ladder) == {"random", "greedy", "search"}
+    assert ladder["greedy"]["games"] == 4 and ladder["random"]["games"] == 2
+    saved = [json.loads(open(f).read())["games"] for f in files]
+    assert [g["seed"] for g in report["tournament"]["games"]] == [
+        g["seed"] for run in saved for g in run]
+    assert main(argv) == 0 and "4 games from" in capsys.readouterr().out
+    assert main(["tournament", "datastructures", "--bots", "random,greedy", "--games", "2",
+                 "--time-budget", "0.5", "--jobs", "1", "--no-progress", "--json"]) == 0
+    other = tmp_path / "other.json"
+    other.write_text(capsys.readouterr().out)
+    assert main(["ladder", "datastructures", "--from", files[0], "--from", str(other)]) == 2
+    assert "not datastructures at 0.002 s" in capsys.readouterr().err
+    assert main(["ladder", "datastructures", "--from", str(tmp_path / "missing.json")]) == 2
