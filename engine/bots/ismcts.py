@@ -29,7 +29,8 @@ One *iteration* (the budget counts them):
    when ``prior_order`` is on, else a random one -- with its prior.
 4. **Play out**: from there, the playout policy moves both seats until the
    ``horizon``-th turn end after the root (2: to the end of the opponent's next
-   turn; a deeper leaf plays on to the observer's next turn after it), then
+   turn; the tree itself stops at the horizon too, so every iteration is scored
+   at the same point of the game and costs at most one playout to it), then
    :func:`engine.bots.search.evaluate` scores the position (cards on arrays
    and reachable next turn, both seats) and a logistic of its distance from
    the mean score of this decision so far (``center``) squashes it into a
@@ -229,7 +230,7 @@ class ISMCTSStrategy:
     def _iterate(self, root: Node, view: View, seat: int, stop: int) -> None:
         """One ISMCTS iteration (module docstring, steps 1-5)."""
         state = determinize(view, seat, self.rng)
-        path = self._descend(root, state, root)
+        path = self._descend(root, state, root, stop)
         reward = self._reward(self._play_on(state, seat, stop), seat)
         root.visits += 1
         for n in path:
@@ -247,7 +248,7 @@ class ISMCTSStrategy:
             child = root.children.get(key) or root.add_child(key, seat, priors[key])
             state = world.clone()
             state.apply_move(seat, here[key])
-            path = [child, *self._descend(child, state, None)]
+            path = [child, *self._descend(child, state, None, stop)]
             played.append((path, self._play_on(state, seat, stop)))
         scores = [evaluate(state, seat) for _, state in played]
         running = [x for (_, state), x in zip(played, scores, strict=True)
@@ -260,12 +261,14 @@ class ISMCTSStrategy:
             for n in path:
                 n.update(reward, seat)
 
-    def _descend(self, node: Node, state: Any, full_width: Node | None) -> list[Node]:
+    def _descend(self, node: Node, state: Any, full_width: Node | None,
+                 stop: int) -> list[Node]:
         """Select and expand from ``node`` in the world ``state`` (applying the moves
-        to it); returns the nodes entered. ``full_width`` is exempt from widening."""
+        to it), never past the horizon (turn ``stop``); returns the nodes entered.
+        ``full_width`` is exempt from widening."""
         path: list[Node] = []
         widen = self.widen
-        while state.result is None:
+        while state.result is None and state.turn < stop:
             mover = state.current
             moves = distinct_moves(state.legal_moves(mover),
                                    [VALUE[c] for c in state.hands[mover]])
@@ -298,9 +301,6 @@ class ISMCTSStrategy:
 
     def _play_on(self, state: Any, seat: int, stop: int) -> Any:
         """Play both seats on with the playout policy to the horizon (in place)."""
-        if state.result is None:
-            while state.turn >= stop:
-                stop += 2  # a leaf past the horizon: on to seat's next turn after it
         policy, rng = self.playout, self.rng
 
         def choose(state: Any, mover: int, legal: list[DSIntent]) -> DSIntent:
