@@ -118,8 +118,8 @@ def ladder_rows(records: Sequence[tournament.GameRecord], bots: Sequence[str],
 def _origin(result: tournament.TournamentResult, sources: Sequence[str]) -> str:
     """Where the games come from, for the headers."""
     if sources:
-        return (f"{len(result.records)} games from {', '.join(sources)}, "
-                f"{result.time_budget:g} s per move")
+        files = sources[0] if len(sources) == 1 else f"{len(sources)} files"
+        return f"{len(result.records)} games from {files}, {result.time_budget:g} s per move"
     return (f"{result.games_per_pairing} games per pairing (seats swapped), "
             f"{result.time_budget:g} s per move, seed {result.seed}")
 
@@ -177,9 +177,12 @@ def load_results(paths: Sequence[str]) -> tournament.TournamentResult:
     game = budget = None
     for path in paths:
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-        data = data.get("tournament", data)
+            try:
+                data = json.load(f)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}: not JSON ({exc})") from None
         try:
+            data = data.get("tournament", data)
             games = data["games"]
             if game is None:
                 game, budget = data["game"], data["time_budget"]

@@ -30,7 +30,7 @@ def _reach(game: str, seed: int, moves: int, walk_seed: int):
 
 
 def test_names_and_errors() -> None:
-    assert strategy_names() == ["random", "greedy", "search"]
+    assert strategy_names() == ["random", "greedy", "search", "ismcts"]
     assert set(describe()) == set(strategy_names())
     with pytest.raises(ValueError, match="unknown strategy"):
         get_strategy("nope")
