@@ -101,6 +101,9 @@ CODES: dict[str, CodeInfo] = {
         _N, False, "the request needs a seat and the session only watches"),
     "match_finished": CodeInfo(
         _N, False, "the match is over; no more intents, joins or resigns"),
+    "not_finished": CodeInfo(
+        _N, False, "`record` names a match that is not over yet (its seed is still secret): "
+        "watch it instead"),
     "stale": CodeInfo(
         _N, False, "`intent.seq` is before the seat's `legal` list last changed (or after "
         "the match's seq): act again on your newest snapshot"),

@@ -51,9 +51,11 @@ from protocol.schema import (
     LEGAL_INTENT,
     LIMITS,
     MATCH,
+    MAX_ID,
     NAME,
     OPTIONS,
     PLAYER,
+    RECORD,
     REQ_ID,
     RESULT,
     REVEAL,
@@ -220,10 +222,48 @@ class Resign(Event):
 @register("auto_flip", TO_SERVER, request=True)
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AutoFlip(Event):
-    """Turn the server's auto-flip for the seat on or off (War)."""
+    """Turn the server's auto-flip for the seat on or off (War); ``delay`` sets its pace."""
 
     match: str = req(MATCH)
     on: bool = req(Bool())
+    delay: float | None = opt(TIME, "seconds between the server's flips (the server keeps "
+                                    "it within its bounds)")
+    id: int | None = opt(REQ_ID, _ID_DOC)
+
+
+@register("fast_forward", TO_SERVER, request=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FastForward(Event):
+    """Ask (or stop asking) to play the rest of a War match out at once; it runs when
+    every seat asks (a server bot always agrees)."""
+
+    match: str = req(MATCH)
+    on: bool = req(Bool())
+    id: int | None = opt(REQ_ID, _ID_DOC)
+
+
+@register("records", TO_SERVER, request=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Records(Event):
+    """List finished matches, newest first, one page at a time."""
+
+    game: str | None = opt(GAME)
+    player: str | None = opt(NAME, "only matches this name played")
+    before: str | None = opt(Str(1, 128), "the `next` cursor of the previous page")
+    limit: int | None = opt(Int(1, 50), "matches per page (default 20)")
+    id: int | None = opt(REQ_ID, _ID_DOC)
+
+
+@register("record", TO_SERVER, request=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Record(Event):
+    """One page of a finished match's record, as a spectator saw it or (``seat``) as
+    the seat this session played saw it."""
+
+    match: str = req(MATCH)
+    seat: int | None = opt(SEAT, "see the match through this seat's eyes (yours only)")
+    offset: int | None = opt(Int(0, MAX_ID), "moves to skip (default 0)")
+    limit: int | None = opt(Int(1, 200), "moves per page (default 50)")
     id: int | None = opt(REQ_ID, _ID_DOC)
 
 
@@ -367,6 +407,12 @@ class Ok(Event):
     token: dict[str, Any] | None = opt(Data(max_depth=1, max_items=8))
     api_token: str | None = opt(TOKEN, "a new API token (sent once)")
     commitment: str | None = opt(Str(0, 128), "queue: the commitment of the match to come")
+    delay: float | None = opt(TIME, "auto_flip: the pace now in force, seconds")
+    records: list[dict[str, Any]] | None = opt(ListOf(SUMMARY, 0, 50))
+    record: dict[str, Any] | None = opt(RECORD)
+    next: str | int | None = opt(Nullable(Data(map_only=False, max_depth=1, max_str=128,
+                                               scalars_only=True)),
+                                 "records: the cursor of the next page; record: its offset")
     id: int | None = opt(REQ_ID, _ID_DOC)
 
 
@@ -415,6 +461,14 @@ class Snapshot(Event):
     client_seeds: list[str] | None = opt(ListOf(CLIENT_SEED, 2, 2),
                                          "each seat's client seed, once the match has started")
     events_cut: bool | None = opt(Bool(), "true: older events the seat missed are left out")
+    timers: list[float | None] | None = opt(ListOf(Nullable(TIME), 0, 16),
+                                            "per seat: seconds left on its turn timer")
+    timeouts: list[int] | None = opt(ListOf(Int(0, MAX_ID), 0, 16),
+                                     "per seat: turn timeouts in a row")
+    timeout_limit: int | None = opt(Int(0, MAX_ID), "timeouts in a row that forfeit (0: never)")
+    auto_flip_delay: float | None = opt(TIME, "the seat's auto-flip pace, seconds")
+    fast_forward: list[bool] | None = opt(ListOf(Bool(), 0, 16),
+                                          "per seat: asks to play the rest out at once")
 
 
 @register("presence", TO_CLIENT)

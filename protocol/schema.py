@@ -451,6 +451,9 @@ SUMMARY = Struct(
         "spectators": F(Int(0, MAX_ID)),
         "created": F(TIME),
         "rated": F(Bool(), required=False),
+        "finished": F(Nullable(TIME), required=False),
+        "result": F(Nullable(Struct({"winner": F(Nullable(SEAT)), "reason": F(Str(0, 64))})),
+                    required=False),
     }
 )
 LIMITS = Struct(
@@ -497,4 +500,6 @@ ACCOUNT_DATA = Data(max_depth=4, max_items=256, max_str=256)
 REVEAL = Struct({"seed": F(Str(0, 128)), "salt": F(Str(0, 256))})
 #: A seat's contribution to the deal (PROTOCOL-CORE 1.1; docs/protocol.md, "The random stream").
 CLIENT_SEED = Hex(1, 64)
+#: One page of a finished match's record (see docs/protocol.md, `record`).
+RECORD = Data(max_depth=10, max_items=1 << 20, max_str=1024)
 VERSION = Int(0, 65535)

@@ -14,6 +14,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import trio
@@ -22,8 +23,8 @@ from engine import fairness
 from engine.core import RuleError
 from engine.registry import game_names, get_game
 from protocol import events as ev
-from protocol.errors import Refusal, RemoteProtocolError
-from server import ratings, tokens
+from protocol.errors import LocalProtocolError, Refusal, RemoteProtocolError
+from server import ratings, records, tokens
 from server.account_requests import ACCOUNT_ROUTES
 from server.accounts import AccountError, Accounts
 from server.config import ServerConfig
@@ -292,6 +293,50 @@ class Lobby:
                           f"{', '.join(game_names())}", "game")
         self._list(session, rid, game, msg.get("status"))
 
+    async def _records(self, session: Session, rid: int | None, msg: dict[str, Any]) -> None:
+        """One page of finished matches, newest first (``before``: the last page's cursor)."""
+        before = None
+        if msg.get("before") is not None:
+            try:
+                cursor = records.Cursor.decode(msg["before"])
+            except ValueError as exc:
+                raise Refusal("bad_option", str(exc), "before") from None
+            before = (cursor.finished, cursor.match)
+        limit = msg.get("limit") or records.LIST_DEFAULT
+        found = self.store.finished_matches(game=msg.get("game"), player=msg.get("player"),
+                                            before=before, limit=limit + 1)
+        page = found[:limit]
+        nxt = None
+        if len(found) > limit and page:
+            last = page[-1][0]
+            nxt = records.Cursor(last.finished or 0.0, last.id).encode()
+        self._ok(session, rid, records=[records.summary(rec, moves) for rec, moves in page],
+                 next=nxt)
+
+    async def _record(self, session: Session, rid: int | None, msg: dict[str, Any]) -> None:
+        """One page of a finished match's record, through the engine's projection."""
+        rec = self.store.load_match(msg["match"])
+        if rec is None:
+            raise Refusal("no_such_match", f"no match {msg['match']!r}", "match")
+        if rec.status != "finished":
+            raise Refusal("not_finished", f"match {rec.id} is not over: watch it instead",
+                          "match")
+        seat = msg.get("seat")
+        if seat is not None and seat not in records.own_seats(rec, session.id):
+            raise Refusal("not_seated", f"you did not play seat {seat} of {rec.id}; "
+                                        "ask without a seat for the spectators' record", "seat")
+        entries = self.store.journal(rec.id)
+        offset = msg.get("offset") or 0
+        limit = msg.get("limit") or records.PAGE_DEFAULT
+        try:
+            page = await trio.to_thread.run_sync(
+                partial(records.record_page, rec, entries, seat=seat, offset=offset,
+                        limit=limit, session=session.id))
+        except ReplayError as exc:
+            log.error("match %s: its record does not replay: %s", rec.id, exc)
+            raise LocalProtocolError("internal_error", str(exc)) from exc
+        self._ok(session, rid, match=rec.id, record=page, next=records.next_offset(page))
+
     async def _unqueue_request(self, session: Session, rid: int | None,
                                msg: dict[str, Any]) -> None:
         self._unqueue(session, msg.get("game"))
@@ -533,6 +578,8 @@ LOBBY_ROUTES: dict[str, _Route] = {
     "create": Lobby._create,
     "queue": Lobby._queue,
     "unqueue": Lobby._unqueue_request,
+    "records": Lobby._records,
+    "record": Lobby._record,
     **ACCOUNT_ROUTES,
 }
 
@@ -544,6 +591,8 @@ MATCH_COMMANDS: dict[str, Callable[[Session, dict[str, Any]], cmd.Request]] = {
     "watch": lambda s, m: cmd.Watch(s.id, m.get("id")),
     "leave": lambda s, m: cmd.Leave(s.id, m.get("id")),
     "resign": lambda s, m: cmd.Resign(s.id, m.get("id")),
-    "auto_flip": lambda s, m: cmd.SetAutoFlip(s.id, m.get("id"), on=m["on"]),
+    "auto_flip": lambda s, m: cmd.SetAutoFlip(s.id, m.get("id"), on=m["on"],
+                                              delay=m.get("delay")),
+    "fast_forward": lambda s, m: cmd.SetFastForward(s.id, m.get("id"), on=m["on"]),
     "chat": lambda s, m: cmd.Chat(s.id, m.get("id"), name=s.name, text=m["text"]),
 }

@@ -679,6 +679,33 @@ class Store:
         except sqlite3.Error as exc:
             raise DamagedMatch(match_id, f"cannot read its rows: {exc}") from exc
 
+    def finished_matches(self, *, game: str | None = None, player: str | None = None,
+                         before: tuple[float, str] | None = None,
+                         limit: int = 20) -> list[tuple[MatchRecord, int]]:
+        """Finished matches, newest first (by finish time, then id), with their number of
+        journal rows: of one ``game``, one ``player`` name, strictly after the listing
+        position ``before`` = (finished, id); at most ``limit``."""
+        where, args = ["m.status = 'finished'", "m.finished IS NOT NULL"], []
+        if game is not None:
+            where.append("m.game = ?")
+            args.append(game)
+        if player is not None:
+            where.append("EXISTS (SELECT 1 FROM seats s WHERE s.match = m.id AND s.name = ?)")
+            args.append(player)
+        if before is not None:
+            where.append("(m.finished < ? OR (m.finished = ? AND m.id < ?))")
+            args += [before[0], before[0], before[1]]
+        rows = self._db.execute(
+            f"SELECT m.* FROM matches m WHERE {' AND '.join(where)} "  # noqa: S608 - fixed parts
+            "ORDER BY m.finished DESC, m.id DESC LIMIT ?", (*args, limit)).fetchall()
+        out = []
+        for row in rows:
+            rec = self._match_from_row(row)
+            (moves,) = self._db.execute("SELECT COUNT(*) FROM journal WHERE match = ?",
+                                        (rec.id,)).fetchone()
+            out.append((rec, moves))
+        return out
+
     def _match_from_row(self, row: tuple[Any, ...]) -> MatchRecord:
         (mid, game, options, seed, salt, turn_timer, abandon, status, created, finished,
          winner, reason, stream, timers) = row

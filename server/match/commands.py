@@ -89,7 +89,16 @@ class Resign(Request):
 
 @dataclass(frozen=True, slots=True)
 class SetAutoFlip(Request):
-    """Let the server play this seat's moves on a short timer (games with ``auto_play``)."""
+    """Let the server play this seat's moves on a short timer (games with ``auto_play``);
+    ``delay`` (seconds, None: unchanged) is its pace."""
+
+    on: bool = False
+    delay: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SetFastForward(Request):
+    """Ask (or stop asking) to play the rest of the match out at once (``auto_play``)."""
 
     on: bool = False
 

@@ -65,6 +65,11 @@ log = logging.getLogger("cardserver.match")
 
 #: Upper bound on default intents played for one timed-out turn.
 MAX_DEFAULTS_PER_TIMEOUT = 200
+#: The auto-flip pace a seat may ask for (``auto_flip.delay``), seconds: kept within.
+FLIP_DELAY_MIN, FLIP_DELAY_MAX = 0.05, 5.0
+#: Intents a fast-forward plays per step; the match's other requests (and the journal
+#: commit) come between steps, so a long game never blocks the match for long.
+FAST_FORWARD_STEP = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +110,8 @@ class SeatState:
     client_seed: str | None = None
     #: seq of the last snapshot its session was sent (None: unknown, after a restart)
     seen: int | None = None
+    flip_delay: float | None = None  # the seat's own auto-flip pace (None: the server's)
+    fast_forward: bool = False  # asks to play the rest out at once
 
     @property
     def taken(self) -> bool:
@@ -185,6 +192,8 @@ class MatchCore:
         self.played: set[int] = set()
         #: ``result.ratings`` of a finished rated match
         self.rating_result: list[dict[str, Any]] = []
+        #: when the next fast-forward step is due (None: not fast-forwarding)
+        self.fast_at: float | None = None
         self._now = 0.0
         self._fx = Effects()
         #: status, linger and seats before the command being handled (rollback)
@@ -301,11 +310,15 @@ class MatchCore:
     # -- the public face ----------------------------------------------------
 
     def summary(self) -> dict[str, Any]:
-        """The match as listed by ``matches``."""
-        return {"match": self.id, "game": self.game.name, "status": self.status,
-                "options": self.options, "seq": self.seq, "players": self.players(),
-                "spectators": len(self.spectators), "created": self.created,
-                "rated": self.rated}
+        """The match as listed by ``matches`` (a finished one with its ``result``)."""
+        out = {"match": self.id, "game": self.game.name, "status": self.status,
+               "options": self.options, "seq": self.seq, "players": self.players(),
+               "spectators": len(self.spectators), "created": self.created,
+               "rated": self.rated}
+        outcome = self.state.outcome() if self.status == "finished" else None
+        if outcome is not None:
+            out["result"] = self._result(outcome)
+        return out
 
     def players(self) -> list[dict[str, Any]]:
         """Every seat as a protocol ``player`` map."""
@@ -325,6 +338,8 @@ class MatchCore:
                  if t is not None]
         if self.linger_until is not None:
             times.append(self.linger_until)
+        if self.fast_at is not None:
+            times.append(self.fast_at)
         return min(times, default=math.inf)
 
     def _seat_connected(self, seat: SeatState) -> bool:
@@ -595,12 +610,61 @@ class MatchCore:
         if self.status == "finished":
             self._refuse("match_finished", "the match is over")
         seat.auto_flip = req.on
+        if req.delay is not None:
+            seat.flip_delay = min(max(req.delay, FLIP_DELAY_MIN), FLIP_DELAY_MAX)
+            seat.auto_at = None  # re-armed at the new pace below
         if not req.on:
             seat.auto_at = None
         self._fx.writes.append(SaveSeat(seat.record()))
-        self._ok(req, match=self.id)
+        self._ok(req, match=self.id, delay=self._flip_delay(seat))
         self._update_timers(None)
         self._send_seat(seat, [])
+
+    def _flip_delay(self, seat: SeatState) -> float:
+        return seat.flip_delay if seat.flip_delay is not None else self.rules.auto_flip_delay
+
+    def _on_fast_forward(self, req: cmd.SetFastForward) -> None:
+        """A seat asks (or stops asking) to play the rest out; when every seat asks
+        (a bot always agrees) the match plays itself out in steps of
+        :data:`FAST_FORWARD_STEP` intents, each journaled like an auto-flip."""
+        seat = self.seats[self._require_seat(req)]
+        if not self.game.auto_play:
+            self._refuse("not_supported", "fast_forward exists only in games that play "
+                                          "themselves (War)")
+        if self.status == "finished":
+            self._refuse("match_finished", "the match is over")
+        seat.fast_forward = req.on
+        self._ok(req, match=self.id)
+        if self._fast_agreed():
+            log.info("match %s: every seat agreed to fast-forward", self.id)
+            self.fast_at = self._now
+        else:
+            self.fast_at = None
+        self._broadcast([])
+
+    def _fast_agreed(self) -> bool:
+        return self.status == "active" and all(s.fast_forward or s.bot is not None
+                                               for s in self.seats)
+
+    def _fast_step(self) -> None:
+        """Play up to :data:`FAST_FORWARD_STEP` default intents, then one snapshot each
+        (the step's events are not sent: they are in the journal and the replay)."""
+        self.fast_at = None
+        if not self._fast_agreed():
+            return
+        for _ in range(FAST_FORWARD_STEP):
+            movers = self.state.to_move()
+            if self.status != "active" or not movers:
+                break
+            mover = movers[0]
+            intent = self.state.default_intent(mover)
+            if intent is None:
+                break
+            self.state.apply(mover, intent)
+            self._journal("intent", mover, intent=intent, by="fast_forward")
+        self._changed([], None)
+        if self._fast_agreed():
+            self.fast_at = self._now
 
     def _on_chat(self, req: cmd.Chat) -> None:
         seat = self.seat_of(req.session)
@@ -617,6 +681,8 @@ class MatchCore:
         if self.linger_until is not None and now >= self.linger_until:
             self._fx.close = True
             return
+        if self.fast_at is not None and now >= self.fast_at:
+            self._fast_step()
         for seat in self.seats:
             if self.status == "finished":
                 break
@@ -642,8 +708,9 @@ class MatchCore:
             if seat.index in to_move:
                 if self.turn_timer > 0 and (seat.turn_deadline is None or seat.index == acted):
                     seat.turn_deadline = now + self.turn_timer
-                if self.game.auto_play and seat.auto_flip and seat.auto_at is None:
-                    seat.auto_at = now + self.rules.auto_flip_delay
+                if self.game.auto_play and seat.auto_flip and seat.auto_at is None \
+                        and self.fast_at is None:
+                    seat.auto_at = now + self._flip_delay(seat)
             else:
                 seat.turn_deadline = None
                 seat.auto_at = None
@@ -852,6 +919,12 @@ class MatchCore:
             players=self.players(), options=self.options, commitment=self.commitment,
             deadline=self._deadline_for(seat),
             auto_flip=seat is not None and self.seats[seat].auto_flip,
+            timers=[None if s.turn_deadline is None else max(0.0, s.turn_deadline - self._now)
+                    for s in self.seats],
+            timeouts=[s.timeouts for s in self.seats],
+            timeout_limit=self.rules.timeout_forfeit,
+            auto_flip_delay=self._flip_delay(self.seats[seat]) if seat is not None else None,
+            fast_forward=[s.fast_forward for s in self.seats] if self.game.auto_play else None,
             result=result,
             reveal=None if result is None else {"seed": seed_hex(self.rec.seed),
                                                 "salt": self.rec.salt},
@@ -925,4 +998,5 @@ class MatchCore:
         cmd.Attach: _on_attach, cmd.PlayIntent: _on_intent, cmd.BotIntent: _on_bot_intent,
         cmd.Join: _on_join, cmd.Watch: _on_watch, cmd.Leave: _on_leave,
         cmd.Resign: _on_resign, cmd.SetAutoFlip: _on_auto_flip, cmd.Chat: _on_chat,
+        cmd.SetFastForward: _on_fast_forward,
     }

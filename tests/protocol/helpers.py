@@ -70,7 +70,11 @@ TO_SERVER_EXAMPLES: dict[str, dict[str, Any]] = {
         "intent": {"type": "play", "src": "hand", "index": 2, "array": 0},
     },
     "resign": {"type": "resign", "id": 12, "match": "m1"},
-    "auto_flip": {"type": "auto_flip", "id": 13, "match": "m1", "on": True},
+    "auto_flip": {"type": "auto_flip", "id": 13, "match": "m1", "on": True, "delay": 0.2},
+    "fast_forward": {"type": "fast_forward", "id": 15, "match": "m1", "on": True},
+    "records": {"type": "records", "id": 16, "game": "war", "limit": 10},
+    "record": {"type": "record", "id": 17, "match": "m1", "seat": 0, "offset": 50,
+               "limit": 50},
     "chat": {"type": "chat", "id": 14, "match": "m1", "text": "good luck!"},
 }
 
