@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
-SUITS = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
-RED_SUITS = frozenset("DH")
-BACK = "back"
+from engine import notation
+
+RANKS = notation.RANKS
+SUITS = notation.SUIT_GLYPHS
+RED_SUITS = notation.RED_SUITS
+BACK = notation.BACK
 #: Cells every card glyph takes: the widest, ``[10♥]``, plus one space.
 GLYPH_WIDTH = 6
 
@@ -54,16 +56,11 @@ def parse_card(text: str) -> Card:
 def card_label(text: str, *, color: bool = True) -> str:
     """The card's short label without brackets: ``"10♥"`` (``"10H"`` when colour is off).
 
-    A face-down card (``"back"``) is ``"##"``; anything unparseable is shown as ``"??"``
-    rather than raising, so a surprising value never crashes a screen.
+    A face-down card (``"back"``) is ``"▒▒"`` (``"##"``); anything unparseable is shown
+    as ``"??"`` rather than raising, so a surprising value never crashes a screen.
+    The notation is :func:`engine.notation.card`, the same as the log's.
     """
-    if text == BACK:
-        return "\u2592\u2592" if color else "##"
-    try:
-        card = parse_card(text)
-    except ValueError:
-        return "??"
-    return f"{card.rank}{SUITS[card.suit] if color else card.suit}"
+    return notation.card(text, glyphs=color)
 
 
 def card_style(text: str, *, color: bool = True) -> str:
@@ -99,17 +96,6 @@ def empty_slot(*, color: bool = True, extra: str = "") -> Fragment:
     """A place where a card could be but is not: ``[  ]`` padded to the glyph width."""
     style = " ".join(s for s in ("class:card.empty" if color else "", extra) if s)
     return (style, "[  ]".ljust(GLYPH_WIDTH))
-
-
-def card_plain(text: str) -> str:
-    """The card in plain words for logs: ``"10H"`` stays ``"10H"``, ``"back"`` is a face-down card."""
-    if text == BACK:
-        return "a face-down card"
-    try:
-        card = parse_card(text)
-    except ValueError:
-        return str(text)
-    return f"{card.rank}{card.suit}"
 
 
 def value_label(value: object) -> str:

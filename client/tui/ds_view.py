@@ -15,6 +15,7 @@ from client.tui import selection as sel
 from client.tui.cards import GLYPH_WIDTH, card_glyph, empty_slot
 from client.tui.layout import Block, Line, side_by_side, text, wrap_tail
 from client.tui.model import MatchView, away, player_names
+from engine import notation
 
 PHASES = {"play": "phase 1: play", "discard": "phase 2: stack and queue", "over": "game over"}
 
@@ -314,9 +315,15 @@ def render_ds(mv: MatchView, cells: int, rows: int, *, color: bool = True,
     recent = isinstance(mull, dict) and isinstance(mull.get("turn"), int) \
         and isinstance(view.get("turn"), int) and mull["turn"] >= view["turn"] - 1
     if recent and mull.get("seat") != me:  # shown through the next turn too
+        kept = mull.get("card")
+        if not isinstance(kept, str):
+            hand_shown = mull.get("hand") or []
+            keep = mull.get("keep")
+            kept = hand_shown[keep] if isinstance(keep, int) and 0 <= keep < len(hand_shown) \
+                else mull.get("keep")
         board.append(text(f"{names.get(mull.get('seat'), 'opponent')} mulliganed: showed "
-                          f"{' '.join(mull.get('hand') or [])}, kept {mull.get('keep')}",
-                          "class:notice"))
+                          f"{notation.cards(mull.get('hand'), glyphs=color)}, kept "
+                          f"{notation.card(kept, glyphs=color)}", "class:notice"))
     board.extend(_player_block(view, bottom, me, names, legal, selected, cursor, board_cells,
                                color, away(snap, bottom)))
     board.append(hand_line(view, legal, selected, cursor, color))

@@ -8,7 +8,9 @@ Drawing reads it and never changes it.
 
 from __future__ import annotations
 
+import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +20,10 @@ from client.tui.ratings_view import rating_change_lines, rating_text
 
 #: How many log lines a match keeps.
 LOG_LINES = 300
+#: Seconds a plain notice stays on screen; an error's.
+NOTICE_SECONDS, ERROR_SECONDS = 8.0, 30.0
+#: A turn timer at or under this many seconds is drawn as a warning.
+WARN_SECONDS = 10.0
 
 
 @dataclass
@@ -26,8 +32,19 @@ class Connection:
 
     state: str = "connecting"  # connecting | connected | reconnecting | closed
     server: str = ""
-    detail: str = ""  # e.g. "retry 2 in 1.5 s", or the reason for closing
+    detail: str = ""  # e.g. "refused", or the reason for closing
     rtt: float | None = None  # seconds
+    failure: str = ""  # what failed last, in words ("refused: nothing listens on ...")
+    kind: str = ""  # refused | unknown_host | tls | timeout | unreachable | closed | other
+    retry_at: float | None = None  # monotonic time of the next attempt
+    attempt: int = 0  # failed attempts in a row
+    connected_once: bool = False  # a welcome was ever received
+
+    def retry_in(self, now: float | None) -> float | None:
+        """Seconds until the next attempt (None: no attempt is scheduled)."""
+        if self.retry_at is None:
+            return None
+        return max(self.retry_at - now, 0.0) if now is not None else None
 
 
 @dataclass
@@ -39,6 +56,11 @@ class MatchView:
     log: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
     pending: bool = False  # an intent was sent and not yet answered
     received: float | None = None  # monotonic time the newest snapshot arrived
+    first_view: dict[str, Any] | None = None  # the view of the first snapshot seen
+    first_seq: int | None = None  # ... and its seq (0: the opening deal)
+    timeouts: list[int] = field(default_factory=lambda: [0, 0])  # as last reported
+    warned: bool = False  # the 10 s warning was given for the running turn timer
+    end_closed: bool = False  # the end screen was put away (Esc): the board shows
 
     @property
     def seat(self) -> int | None:
@@ -50,17 +72,36 @@ class MatchView:
         """The game's name, once a snapshot arrived."""
         return self.snapshot.get("game") if self.snapshot else None
 
-    def time_left(self, now: float | None) -> float | None:
-        """Seconds left on the turn timer at monotonic time ``now`` (None: no timer).
+    def time_left(self, now: float | None, seat: int | None = -1) -> float | None:
+        """Seconds left on a turn timer at monotonic time ``now`` (None: no timer).
 
-        The snapshot's ``deadline`` counts from when it arrived; without ``now`` it is
-        returned as it came."""
-        if not self.snapshot or self.snapshot.get("deadline") is None:
+        ``seat`` -1 (the default) is the own timer (a spectator's: the running one);
+        0 or 1 a seat's, from the snapshot's ``timers`` (servers that send only
+        ``deadline`` give the own seat's). Times count from when the snapshot
+        arrived; without ``now`` they are returned as they came."""
+        snap = self.snapshot
+        if not snap:
             return None
-        left = float(self.snapshot["deadline"])
+        timers = snap.get("timers")
+        if seat == -1 or seat is None:
+            left = snap.get("deadline")
+        elif isinstance(timers, list) and 0 <= seat < len(timers):
+            left = timers[seat]
+        elif seat == snap.get("seat"):
+            left = snap.get("deadline")
+        else:
+            left = None
+        if not isinstance(left, (int, float)) or isinstance(left, bool):
+            return None
+        left = float(left)
         if now is not None and self.received is not None:
             left -= now - self.received
         return max(left, 0.0)
+
+    @property
+    def finished(self) -> bool:
+        """The match is over (its last snapshot arrived)."""
+        return bool(self.snapshot) and self.snapshot.get("status") == "finished"
 
     @property
     def legal(self) -> list[dict[str, Any]]:
@@ -97,7 +138,13 @@ class Model:
     left: set[str] = field(default_factory=set)  # matches we left: late snapshots are dropped
     notice: str = ""  # the last error or message, in words
     notice_error: bool = False
-    overlay: str | None = None  # None | help | stacks | legal | form
+    notice_at: float | None = None  # monotonic time it was said (old notices fade)
+    overlay: str | None = None  # None | help | stacks | legal | form | chat | queue | details
+    help_section: int = 0  # the help overlay's section: keys, then each game's rules
+    form_memory: dict[str, dict[str, Any]] = field(default_factory=dict)  # game -> last values
+    last_game: str | None = None  # the game of the last create form sent
+    exit_error: str | None = None  # why the client stopped on its own (printed on exit)
+    clock: Callable[[], float] = time.monotonic
     lobby_cursor: int = 0
     form: CreateForm | None = None
     selection: tuple[Any, ...] | None = None  # the chosen DS source
@@ -128,15 +175,35 @@ class Model:
         return self.views.get(self.current) if self.current else None
 
     def lobby_rows(self) -> list[dict[str, Any]]:
-        """The matches listed in the lobby, in display order: waiting first, then active."""
-        order = {"waiting": 0, "active": 1, "finished": 2}
-        return sorted(self.matches, key=lambda m: (order.get(m.get("status"), 3),
-                                                   -float(m.get("created") or 0)))
+        """The matches listed in the lobby, in display order: matches with an open seat
+        first, then other waiting ones, running ones, finished ones; newest first in each."""
+        def rank(m: dict[str, Any]) -> int:
+            status = m.get("status")
+            if status == "waiting":
+                return 0 if has_open_seat(m) else 1
+            return {"active": 2, "finished": 3}.get(str(status), 4)
+
+        return sorted(self.matches, key=lambda m: (rank(m), -float(m.get("created") or 0)))
 
     def say(self, text: str, *, error: bool = False) -> None:
         """Show ``text`` in the notice line (an error in words, or a plain message)."""
         self.notice = text
         self.notice_error = error
+        self.notice_at = self.clock()
+
+    def notice_now(self, now: float | None) -> str:
+        """The notice as it should show at ``now``: plain messages fade after
+        :data:`NOTICE_SECONDS`, errors after :data:`ERROR_SECONDS`."""
+        if now is None or self.notice_at is None:
+            return self.notice
+        ttl = ERROR_SECONDS if self.notice_error else NOTICE_SECONDS
+        return self.notice if now - self.notice_at <= ttl else ""
+
+
+def has_open_seat(summary: dict[str, Any]) -> bool:
+    """A waiting match with a seat nobody (player or bot) has taken."""
+    return summary.get("status") == "waiting" and any(
+        p.get("name") is None and not p.get("bot") for p in summary.get("players") or [])
 
 
 def away(snapshot: dict[str, Any], seat: int) -> bool:
@@ -214,11 +281,19 @@ def _apply_snapshot(model: Model, msg: dict[str, Any], now: float | None = None)
     mv.snapshot = msg
     mv.received = now
     names = player_names(msg)
+    me = msg.get("seat")
+    game = str(msg.get("game"))
+    if first:
+        mv.first_view, mv.first_seq = msg.get("view"), msg.get("seq")
     if not repeat:  # a resumed connection re-sends the same snapshot: log it once
-        mv.log.extend(event_text.describe_events(
-            str(msg.get("game")), msg.get("events") or [], msg.get("seat"), names))
+        mv.log.extend(event_text.describe_events(game, msg.get("events") or [], me, names,
+                                                 glyphs=model.color))
+        _log_timeouts(mv, msg, names)
     if first:
         mv.log.append(event_text.describe_start(msg, names))
+    if old is None or msg.get("deadline") is None or \
+            (old.get("deadline") or 0) < (msg.get("deadline") or 0):
+        mv.warned = False  # a new or restarted turn timer earns a new warning
     if msg.get("status") == "finished" and (old is None or old.get("status") != "finished"):
         mv.log.append(event_text.describe_result(msg, names))
         rating_lines = rating_change_lines(msg.get("result"), msg.get("seat"))
@@ -229,8 +304,12 @@ def _apply_snapshot(model: Model, msg: dict[str, Any], now: float | None = None)
         check = shuffle_line(msg)
         if check:
             mv.log.append(check)
+        if not model.notice_error:
+            model.notice = ""  # "reconnected", "auto-flip on": stale once the game is over
     if model.queued and msg.get("game") == model.queued and first:
         model.queued = None  # matchmaking paired us
+        if model.notice.startswith("queued"):
+            model.say(f"paired: {game} match {match}")
     if first and (model.current is None or model.screen == "lobby"):
         model.current = match
         model.screen = "match"
@@ -241,6 +320,22 @@ def _apply_snapshot(model: Model, msg: dict[str, Any], now: float | None = None)
     if model.current == match:
         model.selection = None if msg.get("seq") != (old or {}).get("seq") else model.selection
         mv.pending = False
+
+
+def _log_timeouts(mv: MatchView, msg: dict[str, Any], names: dict[int, str]) -> None:
+    """Log each seat whose count of turn timeouts in a row went up (``timeouts``)."""
+    counts = msg.get("timeouts")
+    if not isinstance(counts, list):
+        return
+    limit = msg.get("timeout_limit")
+    limit = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+    for seat, count in enumerate(counts[:2]):
+        if not isinstance(count, int) or isinstance(count, bool):
+            continue
+        if count > mv.timeouts[seat]:
+            mv.log.append(event_text.describe_timeout(seat, count, limit, msg.get("seat"),
+                                                      names))
+        mv.timeouts[seat] = count
 
 
 def error_words(msg: dict[str, Any]) -> str:

@@ -18,6 +18,7 @@ from client.tui import ds_view, screen, war_view
 from client.tui import selection as sel
 from client.tui.layout import block_text, plain, width
 from client.tui.model import Connection, MatchView, Model, apply_message
+from engine import notation
 from engine.core import State
 from engine.registry import get_game
 
@@ -219,7 +220,7 @@ def test_event_log_reads_like_a_sentence() -> None:
                                      events=state.project_events(events, watcher)))
     log = "\n".join(model.views["m1"].log)
     name = PLAYERS[seat]["name"]
-    card = events[0]["card"]
+    card = notation.card(state.project_events(events, watcher)[0]["card"])
     assert f"{name} took {card} from the queue head onto array {events[0]['array'] + 1}" in log
 
 
@@ -464,5 +465,6 @@ def test_a_mulligan_is_revealed_to_the_opponent() -> None:
                                      events=state.project_events(events, other)))
     out = block_text(screen.render(model, 100, 40))
     name = PLAYERS[seat]["name"]
-    assert f"{name} mulliganed: showed {' '.join(hand)}, kept {hand[0]}" in out
-    assert f"{name} mulligans: showed {' '.join(hand)}, kept {hand[0]}" in out
+    shown, kept = notation.cards(hand), notation.card(hand[0])
+    assert f"{name} mulliganed: showed {shown}, kept {kept}" in out  # the board
+    assert f"{name} mulligans: showed {shown}, kept {kept}" in out  # the log: one notation
