@@ -60,7 +60,7 @@ _NAMES = {
     Keys.Enter: "enter", Keys.ControlJ: "enter", Keys.Tab: "tab", Keys.Escape: "escape",
     Keys.Backspace: "backspace", Keys.ControlC: "c-c", Keys.Left: "left", Keys.Right: "right",
     Keys.Up: "up", Keys.Down: "down", Keys.PageUp: "pageup", Keys.PageDown: "pagedown",
-    Keys.F1: "f1", Keys.BackTab: "tab",
+    Keys.F1: "f1", Keys.BackTab: "tab", Keys.Home: "home", Keys.End: "end",
 }
 
 

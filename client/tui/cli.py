@@ -117,15 +117,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     _quiet_logging()
     try:
-        asyncio.run(run_client(host, port, name, color=color, memory=memory, login=login,
-                               connect=stream_factory))
+        error = asyncio.run(run_client(host, port, name, color=color, memory=memory,
+                                       login=login, connect=stream_factory))
     except KeyboardInterrupt:
-        pass
+        error = None
     except Exception as exc:  # never a traceback for the player
         if os.environ.get("CARDCLIENT_DEBUG"):
             raise
         print(f"cardclient: stopped by an unexpected error: {type(exc).__name__}: {exc}",
               file=sys.stderr)
+        return 1
+    if error:
+        print(f"cardclient: {error}", file=sys.stderr)
         return 1
     return 0
 
@@ -155,8 +158,11 @@ def _ask_login(ns: argparse.Namespace, name: str, remembered: bool) -> Any:
 async def run_client(host: str | None, port: int | None, name: str, *, color: bool = True,
                      input: object = None, output: object = None, connect: object = None,
                      backoff: object = None, memory: object = None,
-                     login: object = None) -> None:
+                     login: object = None) -> str | None:
     """Run the client until the player quits (the trio side as a guest of asyncio).
+
+    Returns why the client stopped on its own (e.g. a host name that does not
+    resolve), or None when the player quit.
 
     Args:
         host, port: the server.
@@ -184,6 +190,7 @@ async def run_client(host: str | None, port: int | None, name: str, *, color: bo
     await run_with_trio_guest(app, partial(network_main, controller, bridge, host, port, name,
                                            connect=connect, backoff=backoff, memory=memory,
                                            login=login))
+    return model.exit_error
 
 
 if __name__ == "__main__":

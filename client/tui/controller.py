@@ -16,12 +16,17 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+import trio
+
+from client.tui import explain, ratings_screen
 from client.tui import form as form_fns
-from client.tui import ratings_screen
+from client.tui import hint as hint_fns
 from client.tui import selection as sel
 from client.tui.ds_view import choices
-from client.tui.model import MatchView, Model, error_words
-from client.tui.screen import help_pages
+from client.tui.model import MatchView, Model, error_words, has_open_seat, player_names
+from client.tui.replay import PAGE as REPLAY_PAGE
+from client.tui.replay import Replay
+from client.tui.screen import help_pages, help_sections
 
 Submit = Callable[[Callable[[], Awaitable[None]]], None]
 
@@ -63,14 +68,11 @@ class Controller:
             self.quit(confirmed=m.confirm_quit)
             return
         if m.overlay == "help":
-            if key in (" ", "pagedown") and \
-                    m.help_page + 1 < len(help_pages(m, m.size[1] - 3)):
-                m.help_page += 1
-            else:
-                m.overlay = None
+            self._help_key(key)
+            self.invalidate()
             return
         if key in ("?", "f1") and m.overlay not in ("form", "chat"):
-            m.overlay, m.help_page = "help", 0
+            m.overlay, m.help_page, m.help_section = "help", 0, 0
             return
         if m.overlay == "form":
             self._form_key(key)
@@ -88,6 +90,8 @@ class Controller:
                 self.quit(confirmed=True)
             else:
                 m.say("still here")
+        elif m.overlay == "details":
+            self._details_key(key)
         elif m.overlay == "stacks":
             if key in ("escape", "v", "enter", "q"):
                 m.overlay = None
@@ -97,11 +101,33 @@ class Controller:
                 self._leave(confirmed=True)
             else:
                 m.say("leave cancelled")
+        elif m.screen == "replay":
+            self._replay_key(key)
         elif m.screen == "lobby":
             self._lobby_key(key)
         else:
             self._match_key(key)
         self.invalidate()
+
+    def _help_key(self, key: str) -> None:
+        """Left/Right (Tab): another section; Space/PgDn, PgUp: pages; else close."""
+        m = self.model
+        sections = help_sections(m)
+        if key in ("right", "tab", "left"):
+            step = -1 if key == "left" else 1
+            m.help_section, m.help_page = (m.help_section + step) % len(sections), 0
+        elif key in (" ", "pagedown"):
+            pages = help_pages(m, m.size[1] - 3, min(m.size[0], 76))
+            if m.help_page + 1 < len(pages):
+                m.help_page += 1
+            elif m.help_section + 1 < len(sections):
+                m.help_section, m.help_page = m.help_section + 1, 0
+            else:
+                m.overlay = None
+        elif key == "pageup":
+            m.help_page = max(m.help_page - 1, 0)
+        else:
+            m.overlay = None
 
     def quit(self, confirmed: bool = True) -> None:
         """Stop the client (the seats stay held for the server's grace period, and a
@@ -146,11 +172,18 @@ class Controller:
             self.load_ratings(ratings_screen.open_profile(m, m.name))
         elif key == "r":
             self.submit(self.refresh)
+        elif key == "i":
+            if not rows:
+                m.say("no match to show: c creates one, m queues for one")
+                return
+            m.overlay = "details"
+        elif key == "p":
+            self._replay_selected()
         elif key == "c":
             if not m.games:
                 m.say("no game list yet; press r to refresh", error=True)
                 return
-            m.form = form_fns.new_form(m.games)
+            m.form = form_fns.new_form(m.games, m.last_game, m.form_memory)
             m.overlay = "form"
         elif key == "m":
             if not m.games:
@@ -169,17 +202,55 @@ class Controller:
             else:
                 m.say("you are in no match yet")
         elif key in ("enter", "j", "w"):
-            if not rows:
-                m.say("no match to open: c creates one, m queues for one")
-                return
-            summary = rows[min(m.lobby_cursor, len(rows) - 1)]
-            match = str(summary.get("match"))
-            if key == "enter" and match in m.views:
-                m.current, m.screen = match, "match"
-            elif key == "w" or (key == "enter" and not _has_open_seat(summary)):
-                self.submit(lambda: self.watch(match))
-            else:
-                self.submit(lambda: self.join(match))
+            self._open_selected(key)
+
+    def _open_selected(self, key: str = "enter") -> None:
+        """Enter: back to an own match, join an open seat, replay a finished match,
+        else watch; j joins, w watches."""
+        m = self.model
+        rows = m.lobby_rows()
+        if not rows:
+            m.say("no match to open: c creates one, m queues for one")
+            return
+        summary = rows[min(m.lobby_cursor, len(rows) - 1)]
+        match = str(summary.get("match"))
+        if key == "enter" and match in m.views:
+            m.current, m.screen = match, "match"
+        elif key == "enter" and summary.get("status") == "finished":
+            self._replay_selected()
+        elif key == "w" or (key == "enter" and not has_open_seat(summary)):
+            self.submit(lambda: self.watch(match))
+        else:
+            self.submit(lambda: self.join(match))
+
+    def _details_key(self, key: str) -> None:
+        m = self.model
+        if key == "enter":
+            m.overlay = None
+            self._open_selected("enter")
+        elif key == "p":
+            m.overlay = None
+            self._replay_selected()
+        elif key in ("up", "down"):
+            rows = m.lobby_rows()
+            step = -1 if key == "up" else 1
+            m.lobby_cursor = min(max(m.lobby_cursor + step, 0), max(len(rows) - 1, 0))
+        else:
+            m.overlay = None
+
+    def _replay_selected(self) -> None:
+        """Open the replay viewer on the finished match under the lobby cursor."""
+        m = self.model
+        rows = m.lobby_rows()
+        if not rows:
+            m.say("no match to replay")
+            return
+        summary = rows[min(m.lobby_cursor, len(rows) - 1)]
+        if summary.get("status") != "finished":
+            m.say("only finished matches can be replayed (their seed is revealed)")
+            return
+        match = str(summary.get("match"))
+        self.submit(lambda: self.open_replay(match))
 
     def _form_key(self, key: str) -> None:
         m = self.model
@@ -194,15 +265,17 @@ class Controller:
         elif key in ("down", "tab"):
             form_fns.move(form, 1)
         elif key == "left":
-            m.form = form_fns.change(form, -1, m.games)
+            m.form = form_fns.change(form, -1, m.games, m.form_memory)
         elif key in ("right", " "):
-            m.form = form_fns.change(form, 1, m.games)
+            m.form = form_fns.change(form, 1, m.games, m.form_memory)
         elif len(key) == 1 and key.isdigit():
             form_fns.type_digit(form, key)
         elif key == "backspace":
             form_fns.backspace(form)
         elif key == "enter":
             msg = form_fns.to_request(form)
+            form_fns.remember(form, m.form_memory)
+            m.last_game = form.game
             m.overlay, m.form = None, None
             self.submit(lambda: self.create(msg))
 
@@ -235,6 +308,9 @@ class Controller:
         if key == "x":
             self._leave(confirmed=False)
             return
+        if mv.finished:
+            self._end_key(mv, key)
+            return
         if key == "c":
             m.overlay, m.chat_input = "chat", ""
             return
@@ -245,7 +321,9 @@ class Controller:
             m.overlay, m.legal_input = "legal", ""
             return
         if key == "pageup":
-            m.log_scroll = min(m.log_scroll + 5, max(len(mv.log) - 1, 0))
+            m.log_scroll = min(m.log_scroll + 5, max(len(mv.log) - 5, 0))
+            if m.log_scroll == max(len(mv.log) - 5, 0):
+                m.say("the oldest kept log line is on screen")
             return
         if key == "pagedown":
             m.log_scroll = max(m.log_scroll - 5, 0)
@@ -269,6 +347,18 @@ class Controller:
                 return
             on = not bool((mv.snapshot or {}).get("auto_flip"))
             self.submit(lambda: self.auto_flip(mv.match, on))
+        elif key in ("+", "-", "="):
+            if mv.seat is None:
+                self.model.say("spectators have no auto-flip")
+                return
+            delay = pace_step(auto_flip_delay(mv), faster=key != "-")
+            self.submit(lambda: self.auto_flip(mv.match, True, delay))
+        elif key == "F":
+            if mv.seat is None:
+                self.model.say("only the players can fast-forward")
+                return
+            asked = fast_forward_asked(mv)
+            self.submit(lambda: self.fast_forward(mv.match, not asked))
 
     def _ds_key(self, mv: MatchView, key: str) -> None:
         m = self.model
@@ -284,7 +374,7 @@ class Controller:
             return
         if not legal:
             if key not in ("left", "right"):
-                m.say("not your move" if me is not None else "you are watching")
+                m.say(self._whose_move(mv) if me is not None else "you are watching")
             return
         if self.model.mulligan_mode:
             if key.isdigit() and len(key) == 1:
@@ -296,17 +386,20 @@ class Controller:
                 self.model.mulligan_mode = False
                 self._send_intent(mv, intent)
             return
+        view = (mv.snapshot or {}).get("view") or {}
         if key == "e":
             intent = sel.action(legal, "end_phase", "end_turn")
             if intent is None:
-                m.say("you cannot end the phase or the turn yet", error=True)
+                m.say(explain.why_cannot_end(view, legal), error=True)
                 return
             self._send_intent(mv, intent)
             return
+        if key == "H":
+            self.submit(lambda: self.ask_hint(mv))
+            return
         if key == "m":
             if not any(i.get("type") == "mulligan" for i in legal):
-                m.say("no mulligan now: it needs a hand with no legal play, before any play",
-                      error=True)
+                m.say(explain.why_no_mulligan(view, legal), error=True)
                 return
             self._clear_selection()
             self.model.mulligan_mode = True
@@ -349,16 +442,19 @@ class Controller:
         """Take a source or a target; a complete pair sends its legal intent."""
         m = self.model
         legal = mv.legal
+        view = (mv.snapshot or {}).get("view") or {}
         if m.selection is None:
             if thing not in sel.sources(legal):
-                m.say(f"{_words(thing)} cannot be played now", error=True)
+                m.say(f"{_words(thing)}: {explain.why_not_source(thing, view, mv.seat, legal, glyphs=m.color)}",
+                      error=True)
                 return
             m.selection, m.cursor = thing, 0
             m.say("")
             return
         intent = sel.intent_for(legal, m.selection, thing)
         if intent is None:
-            m.say(f"{_words(thing)} is not a legal target for {_words(m.selection)}", error=True)
+            m.say(explain.why_not_target(m.selection, thing, view, mv.seat, glyphs=m.color),
+                  error=True)
             return
         self._clear_selection()
         self._send_intent(mv, intent)
@@ -400,7 +496,11 @@ class Controller:
             if line:
                 match = mv.match
                 self.submit(lambda: self.chat(match, line))
-        elif len(key) == 1 and len(m.chat_input) < CHAT_MAX:
+        elif len(key) == 1:
+            if len(m.chat_input) >= CHAT_MAX:
+                m.say(f"a chat line holds at most {CHAT_MAX} characters: Enter sends it",
+                      error=True)
+                return
             m.chat_input += key
 
     def _clear_selection(self) -> None:
@@ -462,6 +562,8 @@ class Controller:
             m.matches = list(reply.get("matches") or [])
             m.queues = dict(reply.get("queues") or {})
             ids = [row.get("match") for row in m.lobby_rows()]
+            if m.follow in ids:  # a match just created: the cursor goes to it
+                chosen, m.follow = m.follow, None
             # the cursor stays on the same match when the list changes around it
             m.lobby_cursor = ids.index(chosen) if chosen in ids else \
                 min(m.lobby_cursor, max(len(ids) - 1, 0))
@@ -471,15 +573,19 @@ class Controller:
         """Create a match (with a server bot opponent if ``msg`` names one)."""
         reply = await self.call(msg)
         if reply is not None:
+            self.model.follow = str(reply.get("match"))
+            seat = reply.get("seat")
             self._seated(str(reply.get("match")), f"created match {reply.get('match')}, "
-                         f"seat {reply.get('seat')}")
+                         f"seat {seat + 1 if isinstance(seat, int) else '?'}")
             await self.refresh()
 
     async def join(self, match: str) -> None:
         """Take a seat in ``match``."""
         reply = await self.call({"type": "join", "match": match})
         if reply is not None:
-            self._seated(match, f"joined match {match}, seat {reply.get('seat')}")
+            seat = reply.get("seat")
+            self._seated(match, f"joined match {match}, seat "
+                         f"{seat + 1 if isinstance(seat, int) else '?'}")
 
     async def watch(self, match: str) -> None:
         """Watch ``match`` as a spectator."""
@@ -536,15 +642,266 @@ class Controller:
         """Say ``line`` to everyone in ``match`` (it comes back as a chat push)."""
         await self.call({"type": "chat", "match": match, "text": line[:CHAT_MAX]})
 
-    async def auto_flip(self, match: str, on: bool) -> None:
-        """Turn War auto-flip on or off for the own seat."""
-        reply = await self.call({"type": "auto_flip", "match": match, "on": on})
+    async def auto_flip(self, match: str, on: bool, delay: float | None = None) -> None:
+        """Turn War auto-flip on or off for the own seat; ``delay``: its pace, seconds
+        between the server's flips (the server keeps it within its bounds)."""
+        msg: dict[str, Any] = {"type": "auto_flip", "match": match, "on": on}
+        if delay is not None:
+            msg["delay"] = delay
+        reply = await self.call(msg)
         if reply is not None:
             mv = self.model.views.get(match)
             if mv is not None and mv.snapshot is not None:
                 mv.snapshot["auto_flip"] = on
-            self.model.say(f"auto-flip {'on' if on else 'off'}")
+                if isinstance(reply.get("delay"), (int, float)):
+                    mv.snapshot["auto_flip_delay"] = reply["delay"]
+            pace = f", one flip every {reply['delay']:.2f} s" \
+                if on and isinstance(reply.get("delay"), (int, float)) else ""
+            self.model.say(f"auto-flip {'on' if on else 'off'}{pace}")
             self.invalidate()
+
+    async def fast_forward(self, match: str, on: bool) -> None:
+        """Ask (or stop asking) to play the rest of a War match out at once; it runs
+        when both seats ask (a server bot always agrees)."""
+        reply = await self.call({"type": "fast_forward", "match": match, "on": on})
+        if reply is not None:
+            self.model.say("fast-forward asked: it runs when your opponent agrees (F)"
+                           if on else "fast-forward request withdrawn")
+            self.invalidate()
+
+    async def rematch(self, mv: MatchView) -> None:
+        """A new match of the same game and options; the same server bot if the
+        opponent was one, else an open seat, announced in the old match's chat."""
+        snap = mv.snapshot or {}
+        me = mv.seat if mv.seat is not None else 0
+        msg: dict[str, Any] = {"type": "create", "game": mv.game,
+                               "options": dict(snap.get("options") or {}), "seat": me}
+        other = next((p for p in snap.get("players") or [] if p.get("seat") == 1 - me), {})
+        if other.get("bot"):
+            msg["bot"] = other["bot"]
+        reply = await self.call(msg)
+        if reply is None:
+            return
+        new = str(reply.get("match"))
+        if not other.get("bot") and mv.seat is not None:
+            try:
+                await self.call({"type": "chat", "match": mv.match,
+                                 "text": f"rematch? join match {new}"})
+            except Exception:  # the old match may be gone already: the lobby lists it
+                pass
+        self.model.follow = new
+        self._seated(new, f"rematch: match {new}, seat {reply.get('seat', me) + 1}")
+        await self.refresh()
+
+    def _end_key(self, mv: MatchView, key: str) -> None:
+        """Keys of a finished match: the end screen's, or the board's once put away."""
+        m = self.model
+        if key == "r":
+            self.submit(lambda: self.rematch(mv))
+        elif key == "p":
+            match = mv.match
+            self.submit(lambda: self.open_replay(match))
+        elif key == "escape":
+            mv.end_closed = not mv.end_closed
+        elif key in ("pageup", "pagedown") and mv.end_closed:
+            step = 5 if key == "pageup" else -5
+            m.log_scroll = max(min(m.log_scroll + step, max(len(mv.log) - 5, 0)), 0)
+        elif key == "v" and mv.game == "datastructures":
+            m.overlay = "stacks"
+        else:
+            m.say("the match is over: r rematch, p replay, Tab lobby, Esc "
+                  + ("the end screen" if mv.end_closed else "the board"))
+
+    # -- the hint -----------------------------------------------------------------
+
+    async def ask_hint(self, mv: MatchView) -> None:
+        """Ask a local bot (in a worker thread, on this seat's own view and legal list)
+        for a move, and highlight it: the hint line, the cursor on its source, a *
+        in the numbered list."""
+        m = self.model
+        snap = mv.snapshot or {}
+        legal, seat, seq = mv.legal, mv.seat, snap.get("seq")
+        if not legal or seat is None:
+            m.say("no hint: it is not your move")
+            return
+        if m.hint_busy:
+            m.say("the hint is still thinking...")
+            return
+        m.hint_busy = True
+        m.say(f"asking the {hint_fns.HINT_STRATEGY} bot for a hint...")
+        self.invalidate()
+        try:
+            intent = await trio.to_thread.run_sync(
+                hint_fns.suggest, str(mv.game), seat, snap.get("view") or {}, legal)
+        except Exception as exc:  # the bot failed: say so, the game goes on
+            m.say(f"no hint: {exc}", error=True)
+            return
+        finally:
+            m.hint_busy = False
+            self.invalidate()
+        if (mv.snapshot or {}).get("seq") != seq:
+            m.say("the position changed while the hint was thinking; press H again")
+            return
+        m.hint = {"match": mv.match, "seq": seq, "intent": intent,
+                  "strategy": hint_fns.HINT_STRATEGY}
+        pair = sel.split_intent(intent)
+        if pair is not None and m.selection is None:
+            options = sel.sources(legal)
+            if pair[0] in options:
+                m.cursor = options.index(pair[0])
+        m.say(f"hint: {sel.describe_intent(intent, (snap.get('view') or {}).get('hand'), seat, m.color)}")
+
+    # -- the replay viewer ------------------------------------------------------
+
+    async def open_replay(self, match: str, seat: int | None = -1) -> None:
+        """Open the replay viewer on finished ``match``: its first page of moves, as
+        the own seat saw it when this session played it (``seat`` -1), else as a
+        spectator saw it."""
+        m = self.model
+        mv = m.views.get(match)
+        if seat == -1:
+            seat = mv.seat if mv is not None else None
+        replay = Replay(match, seat=seat, back_to=m.screen if m.screen != "replay" else "lobby")
+        if not await self._fetch_page(replay, 0):
+            if seat is None:
+                return
+            replay.seat = None  # not this seat's match after all: the public record
+            if not await self._fetch_page(replay, 0):
+                return
+        m.replay, m.screen, m.overlay = replay, "replay", None
+        m.say(f"replay of match {match}: {replay.total} moves")
+        self.invalidate()
+
+    async def _fetch_page(self, replay: Replay, offset: int) -> bool:
+        """Fetch the page of moves from ``offset``; False (and a notice) on an error."""
+        msg: dict[str, Any] = {"type": "record", "match": replay.match, "offset": offset,
+                               "limit": REPLAY_PAGE}
+        if replay.seat is not None:
+            msg["seat"] = replay.seat
+        replay.loading = True
+        try:
+            reply = await self.call(msg)
+        finally:
+            replay.loading = False
+        if reply is None or not isinstance(reply.get("record"), dict):
+            replay.error = self.model.notice
+            return False
+        replay.take(reply["record"])
+        replay.error = ""
+        self.invalidate()
+        return True
+
+    async def replay_goto(self, position: int) -> None:
+        """Move the replay to ``position``, fetching its page first if needed."""
+        replay = self.model.replay
+        if replay is None:
+            return
+        position = replay.clamp(position)
+        offset = replay.missing_page(position)
+        if offset is not None and not await self._fetch_page(replay, offset):
+            replay.playing = False
+            return
+        replay.position = position
+        self.invalidate()
+
+    async def replay_view_as(self, seat: int | None) -> None:
+        """See the replay through another pair of eyes (the server checks the seat)."""
+        replay = self.model.replay
+        if replay is None:
+            return
+        other = Replay(replay.match, seat=seat, position=replay.position, speed=replay.speed,
+                       back_to=replay.back_to)
+        offset = max(((replay.position - 1) // REPLAY_PAGE) * REPLAY_PAGE, 0)
+        if await self._fetch_page(other, offset) and offset:
+            await self._fetch_page(other, 0)  # the header and opening come with any page
+        if other.header:
+            self.model.replay = other
+            self.model.say("as a spectator saw it" if seat is None else
+                           f"as seat {seat + 1} saw it (that seat's projection)")
+        self.invalidate()
+
+    async def replay_play(self) -> None:
+        """Play the replay forward at its speed until paused or at the end."""
+        while True:
+            replay = self.model.replay
+            if replay is None or not replay.playing or self.model.screen != "replay":
+                return
+            if replay.position >= replay.total:
+                replay.playing = False
+                self.invalidate()
+                return
+            await trio.sleep(1.0 / replay.speed)
+            if replay is self.model.replay and replay.playing:
+                await self.replay_goto(replay.position + 1)
+
+    def _replay_key(self, key: str) -> None:
+        m = self.model
+        replay = m.replay
+        if replay is None:
+            m.screen = "lobby"
+            return
+        if replay.goto_input is not None:
+            if key.isdigit() and len(key) == 1:
+                replay.goto_input = (replay.goto_input + key)[-6:]
+            elif key == "backspace":
+                replay.goto_input = replay.goto_input[:-1]
+            elif key == "enter":
+                target = int(replay.goto_input) if replay.goto_input else replay.position
+                replay.goto_input = None
+                self.submit(lambda: self.replay_goto(target))
+            else:
+                replay.goto_input = None
+            return
+        steps = {"right": 1, "left": -1, "down": 10, "up": -10, "pagedown": 50,
+                 "pageup": -50}
+        if key in steps:
+            replay.playing = False
+            target = replay.position + steps[key]
+            self.submit(lambda: self.replay_goto(target))
+        elif key in ("home", "0"):
+            replay.playing = False
+            self.submit(lambda: self.replay_goto(0))
+        elif key in ("end", "G"):
+            replay.playing = False
+            total = replay.total
+            self.submit(lambda: self.replay_goto(total))
+        elif key == "g":
+            replay.playing, replay.goto_input = False, ""
+        elif key in (" ", "enter"):
+            replay.playing = not replay.playing
+            if replay.playing:
+                if replay.position >= replay.total:
+                    replay.position = 0
+                self.submit(self.replay_play)
+        elif key in ("+", "="):
+            replay.faster()
+        elif key == "-":
+            replay.slower()
+        elif key == "v":
+            choices: list[int | None] = [None, *replay.own_seats]
+            if len(choices) == 1:
+                m.say("only a spectator's view: you did not play this match")
+                return
+            i = choices.index(replay.seat) if replay.seat in choices else 0
+            seat = choices[(i + 1) % len(choices)]
+            self.submit(lambda: self.replay_view_as(seat))
+        elif key in ("escape", "q", "tab"):
+            replay.playing = False
+            back = replay.back_to
+            m.replay = None
+            m.screen = back if back == "match" and m.view is not None else "lobby"
+            if m.screen == "lobby":
+                self.submit(self.refresh)
+
+    def _whose_move(self, mv: MatchView) -> str:
+        snap = mv.snapshot or {}
+        if snap.get("status") == "waiting":
+            return "the match starts when the other seat is taken"
+        to_move = (snap.get("view") or {}).get("to_move")
+        names = player_names(snap)
+        if isinstance(to_move, int) and to_move != mv.seat:
+            return f"not your move: it is {names.get(to_move, 'the opponent')}'s turn"
+        return "not your move"
 
     async def intent(self, match: str, intent: dict[str, Any]) -> None:
         """Send one legal intent on the newest snapshot's seq.
@@ -576,9 +933,31 @@ class Controller:
             self.invalidate()
 
 
-def _has_open_seat(summary: dict[str, Any]) -> bool:
-    return summary.get("status") == "waiting" and any(
-        p.get("name") is None and not p.get("bot") for p in summary.get("players") or [])
+#: War auto-flip paces offered by + and -, seconds between flips.
+PACES = (0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0)
+
+
+def auto_flip_delay(mv: MatchView) -> float:
+    """The own seat's auto-flip pace as the server last said (0.5 s if it never did)."""
+    delay = (mv.snapshot or {}).get("auto_flip_delay")
+    return float(delay) if isinstance(delay, (int, float)) and not isinstance(delay, bool) \
+        else 0.5
+
+
+def pace_step(delay: float, *, faster: bool) -> float:
+    """The next pace from :data:`PACES`: shorter delays when ``faster``."""
+    if faster:
+        return max((p for p in PACES if p < delay - 1e-9), default=PACES[0])
+    return min((p for p in PACES if p > delay + 1e-9), default=PACES[-1])
+
+
+def fast_forward_asked(mv: MatchView) -> bool:
+    """True when the own seat asked to fast-forward (``fast_forward`` in snapshots)."""
+    asked = (mv.snapshot or {}).get("fast_forward")
+    seat = mv.seat
+    return isinstance(asked, list) and isinstance(seat, int) and seat < len(asked) \
+        and bool(asked[seat])
+
 
 
 def _words(thing: tuple) -> str:

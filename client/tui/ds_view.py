@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from client.tui import selection as sel
-from client.tui.cards import GLYPH_WIDTH, card_glyph, empty_slot
+from client.tui.cards import BIG_WIDTH, GLYPH_WIDTH, big_card, card_glyph, empty_slot
 from client.tui.layout import Block, Line, side_by_side, text, wrap_tail
-from client.tui.model import MatchView, away, player_names
+from client.tui.model import WARN_SECONDS, MatchView, away, player_names
 from engine import notation
 
 PHASES = {"play": "phase 1: play", "discard": "phase 2: stack and queue", "over": "game over"}
@@ -143,7 +143,7 @@ def queue_line(view: dict[str, Any], legal: Sequence[dict[str, Any]], selected: 
     line.append(("class:dim", " <tail "))
     if tail_style:
         line.append(_keyed("q", tail_style))
-    line.append(("class:dim", "   " + piles_text(view)))
+    line.append(("class:dim", "   " + piles_text(view, color)))
     return line
 
 
@@ -249,8 +249,8 @@ def prompt_line(mv: MatchView, selected: tuple | None, cursor_index: int,
                 "class:turn")
 
 
-def header_line(mv: MatchView, now: float | None = None) -> Line:
-    """Turn, whose move, phase, and the counts of deck, discard and recycle pile."""
+def header_line(mv: MatchView, now: float | None = None, replay: bool = False) -> Line:
+    """Turn, whose move, phase, and both turn timers (a warning at 10 s or less)."""
     snap = mv.snapshot or {}
     view = snap.get("view") or {}
     names = player_names(snap)
@@ -260,34 +260,56 @@ def header_line(mv: MatchView, now: float | None = None) -> Line:
         whose = "waiting for an opponent"
     elif snap.get("status") == "finished" or to_move is None:
         result = snap.get("result") or view.get("result") or {}
-        winner = result.get("winner")
-        whose = ("GAME OVER: " + ("a draw" if winner is None else "you win" if winner == me
-                                  else f"{names.get(winner, f'seat {winner}')} wins")
-                 + f" ({result.get('reason', '?')})") if result else "waiting"
+        whose = ("GAME OVER: " + notation.result_words("datastructures", result, me, names)) \
+            if result else "waiting"
     elif to_move == me:
         whose = "YOUR TURN"
     else:
-        whose = f"{names.get(to_move, f'seat {to_move}')}'s turn"
+        whose = f"{names.get(to_move, f'seat {to_move + 1}')}'s turn"
     phase = "" if view.get("phase") == "over" else \
         PHASES.get(str(view.get("phase")), str(view.get("phase")))
-    left = mv.time_left(now)
-    timer = f"  timer {left:.0f}s" if left is not None else ""
-    return [("class:title", f"Data Structures  turn {view.get('turn', '?')}/{view.get('cap', '?')}  "),
-            ("class:turn", whose), ("", f"  {phase}"), ("class:dim", timer)]
+    line: Line = [("class:title", f"Data Structures  turn {view.get('turn', '?')}/"
+                                  f"{view.get('cap', '?')}  "),
+                  ("class:turn", whose), ("", f"  {phase}")]
+    if replay:
+        return line
+    if isinstance(snap.get("timers"), list):
+        timers = [(seat, mv.time_left(now, seat),
+                   "you" if seat == me else names.get(seat, f"seat {seat + 1}"))
+                  for seat in (0, 1)]
+    else:  # a server that sends only the own (or, to spectators, the running) timer
+        timers = [(me, mv.time_left(now), "")]
+    for _seat, left, who in timers:
+        if left is not None:
+            style = "class:error" if left <= WARN_SECONDS else "class:dim"
+            line.append((style, f"  timer {who + ' ' if who else ''}{left:.0f}s"))
+    return line
 
 
-def piles_text(view: dict[str, Any]) -> str:
+def piles_text(view: dict[str, Any], glyphs: bool = True) -> str:
     """Deck, discard (with its top card) and recycle counts, for the queue line."""
     discard = list(view.get("discard") or [])
-    top = f" ({discard[-1]})" if discard else ""
+    top = f" ({notation.card(discard[-1], glyphs=glyphs)})" if discard else ""
     recycle = f"  recycle {view['recycle']}" if view.get("recycle") else ""
     return f"deck {view.get('deck', '?')}  discard {len(discard)}{top}{recycle}"
+
+
+def big_row(cards: Sequence[str], labels: Sequence[Fragment], color: bool,
+            indent: int = 0) -> Block:
+    """Cards drawn large side by side, each with its key label above it."""
+    if not cards:
+        return []
+    blocks: list[Block] = [[[label], *big_card(card, color=color)]
+                           for card, label in zip(cards, labels, strict=False)]
+    row = side_by_side(blocks, [BIG_WIDTH] * len(blocks))
+    return [[("", " " * indent), *line] for line in row]
 
 
 def render_ds(mv: MatchView, cells: int, rows: int, *, color: bool = True,
               selected: tuple | None = None, cursor_index: int = 0,
               mulligan_mode: bool = False, log: Sequence[str] = (),
-              now: float | None = None) -> Block:
+              now: float | None = None, hint: dict[str, Any] | None = None,
+              replay: bool = False) -> Block:
     """The Data Structures match body, ``cells`` wide, at most ``rows`` lines.
 
     The opponent is drawn on top, the queue in the middle, the own seat below
@@ -305,12 +327,22 @@ def render_ds(mv: MatchView, cells: int, rows: int, *, color: bool = True,
     bottom = me if isinstance(me, int) else 0
     top = 1 - bottom
     board_cells = max(80, min(100, cells - 50)) if cells >= 110 else cells
-    board: Block = [header_line(mv, now)]
+    roomy = rows >= 34 and board_cells >= 80  # room to spare: big cards, spaced sections
+    gap: Block = [text("")] if roomy else []
+    board: Block = [header_line(mv, now, replay), *gap]
     if snap.get("status") != "active":  # nobody is to move in a waiting or finished match
         view = {**view, "to_move": None}
     board.extend(_player_block(view, top, me, names, legal, selected, cursor, board_cells, color,
                                away(snap, top)))
+    board.extend(gap)
     board.append(queue_line(view, legal, selected, cursor, color, isinstance(me, int)))
+    if roomy:
+        queue = list(view.get("queue") or [])
+        head_style = _mark(("queue",), legal, selected, cursor) if isinstance(me, int) else ""
+        labels = [_keyed("h", head_style) if isinstance(me, int) else ("class:dim", " head")]
+        labels += [("class:dim", "")] * (len(queue) - 1)
+        board.extend(big_row(queue, labels, color, indent=6))
+        board.extend(gap)
     mull = view.get("last_mulligan")
     recent = isinstance(mull, dict) and isinstance(mull.get("turn"), int) \
         and isinstance(view.get("turn"), int) and mull["turn"] >= view["turn"] - 1
@@ -326,8 +358,20 @@ def render_ds(mv: MatchView, cells: int, rows: int, *, color: bool = True,
                           f"{notation.card(kept, glyphs=color)}", "class:notice"))
     board.extend(_player_block(view, bottom, me, names, legal, selected, cursor, board_cells,
                                color, away(snap, bottom)))
-    board.append(hand_line(view, legal, selected, cursor, color))
-    board.append(prompt_line(mv, selected, cursor_index, mulligan_mode))
+    board.extend(gap)
+    if view.get("hand") is not None or not replay:
+        board.append(hand_line(view, legal, selected, cursor, color))
+    if roomy and view.get("hand"):
+        hand = list(view["hand"])
+        labels = [_keyed(str(i + 1), _mark(("hand", i), legal, selected, cursor))
+                  for i in range(len(hand))]
+        board.extend(big_row(hand, labels, color, indent=5))
+    if hint is not None and hint.get("match") == mv.match and hint.get("intent") in legal:
+        words = sel.describe_intent(hint["intent"], view.get("hand"), me, color)
+        board.append(text(f"Hint ({hint.get('strategy', 'bot')}): {words}   "
+                          "l lists the moves; it is the one marked *", "class:target"))
+    if not replay:
+        board.append(prompt_line(mv, selected, cursor_index, mulligan_mode))
     if cells >= 110:
         log_cells = cells - board_cells - 1
         lines = wrap_tail(list(log), log_cells, rows - 1)

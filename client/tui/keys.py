@@ -4,12 +4,15 @@ from __future__ import annotations
 
 #: (screen, keys, what they do). Screens: "any", "lobby", "match", "datastructures", "war".
 KEYMAP: tuple[tuple[str, str, str], ...] = (
-    ("any", "?  F1", "show or hide this help"),
+    ("any", "?  F1", "help: keys, then (Left/Right) each game's rules and the fair shuffle"),
     ("any", "Esc", "close an overlay, cancel a selection"),
     ("any", "Ctrl-C", "quit (asks first while you sit in a running match; started again, "
                       "cardclient takes its seats back)"),
     ("lobby", "Up/Down", "move through the matches"),
-    ("lobby", "Enter", "open the match: back to your own, join an open seat, else watch"),
+    ("lobby", "Enter", "open the match: back to your own, join an open seat, replay a "
+                       "finished one, else watch"),
+    ("lobby", "i", "details of the selected match (players, options, result)"),
+    ("lobby", "p", "replay the selected finished match"),
     ("lobby", "c", "create a match (game, options, server bot opponent, seat, timer)"),
     ("lobby", "j", "join the selected match"),
     ("lobby", "w", "watch the selected match"),
@@ -25,6 +28,8 @@ KEYMAP: tuple[tuple[str, str, str], ...] = (
     ("match", "l", "numbered list of every legal move; type its number, Enter"),
     ("match", "c", "chat: type a line to the players and spectators, Enter sends"),
     ("match", "PgUp/PgDn", "scroll the log"),
+    ("match", "r  p", "(match over) rematch, replay it"),
+    ("match", "Esc", "(match over) between the end screen and the board"),
     ("datastructures", "1-9", "choose hand card N as the source (then a target)"),
     ("datastructures", "h", "choose the queue head as the source"),
     ("datastructures", "t / o", "choose the top of your / the opponent's stack"),
@@ -37,12 +42,22 @@ KEYMAP: tuple[tuple[str, str, str], ...] = (
     ("datastructures", "m", "mulligan: then the number of the card to keep"),
     ("datastructures", "e", "end phase 1, or end the turn in phase 2"),
     ("datastructures", "v", "view both stacks in full"),
+    ("datastructures", "H", "hint: a local bot suggests a move from your own view"),
     ("war", "f  Space", "flip"),
     ("war", "a", "turn auto-flip on or off"),
+    ("war", "+  -", "auto-flip pace: faster, slower (turns it on)"),
+    ("war", "F", "fast-forward: ask (or agree) to play the rest out at once"),
+    ("replay", "Left/Right", "one move back, forward (Up/Down: 10, PgUp/PgDn: 50)"),
+    ("replay", "Home/End", "the opening position, the end"),
+    ("replay", "g", "go to a move: type its number, Enter"),
+    ("replay", "Space", "play or pause"),
+    ("replay", "+  -", "playback speed"),
+    ("replay", "v", "see it as a spectator did, or as your seat did (your own matches)"),
+    ("replay", "Esc", "back"),
 )
 
 TITLES = {"any": "Everywhere", "lobby": "Lobby", "match": "In a match",
-          "datastructures": "Data Structures", "war": "War"}
+          "datastructures": "Data Structures", "war": "War", "replay": "Replay viewer"}
 
 
 def help_lines(screens: tuple[str, ...] | None = None) -> list[str]:

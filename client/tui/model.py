@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from client.tui import events as event_text
-from client.tui.fair import shuffle_line
+from client.tui.fair import FairCheck, check, shuffle_line
 from client.tui.ratings_view import rating_change_lines, rating_text
 
 #: How many log lines a match keeps.
@@ -61,6 +61,7 @@ class MatchView:
     timeouts: list[int] = field(default_factory=lambda: [0, 0])  # as last reported
     warned: bool = False  # the 10 s warning was given for the running turn timer
     end_closed: bool = False  # the end screen was put away (Esc): the board shows
+    fair: FairCheck | None = None  # the fair-shuffle check, made when the match ended
 
     @property
     def seat(self) -> int | None:
@@ -144,6 +145,10 @@ class Model:
     form_memory: dict[str, dict[str, Any]] = field(default_factory=dict)  # game -> last values
     last_game: str | None = None  # the game of the last create form sent
     exit_error: str | None = None  # why the client stopped on its own (printed on exit)
+    follow: str | None = None  # a match just created: the lobby cursor goes to it
+    replay: Any = None  # the replay viewer's state (client.tui.replay.Replay) on screen
+    hint: dict[str, Any] | None = None  # the local bot's suggested intent, highlighted
+    hint_busy: bool = False  # the local bot is thinking
     clock: Callable[[], float] = time.monotonic
     lobby_cursor: int = 0
     form: CreateForm | None = None
@@ -301,9 +306,10 @@ def _apply_snapshot(model: Model, msg: dict[str, Any], now: float | None = None)
         mine = [line for line in rating_lines if line.startswith(("You:", "Rated match"))]
         if mine:
             model.say(f"{msg.get('game')} rating: {mine[0].removeprefix('You: ')}")
-        check = shuffle_line(msg)
-        if check:
-            mv.log.append(check)
+        mv.fair = check(msg, mv.first_view, mv.first_seq)
+        line = shuffle_line(msg)
+        if line:
+            mv.log.append(line)
         if not model.notice_error:
             model.notice = ""  # "reconnected", "auto-flip on": stale once the game is over
     if model.queued and msg.get("game") == model.queued and first:
@@ -317,6 +323,9 @@ def _apply_snapshot(model: Model, msg: dict[str, Any], now: float | None = None)
     elif first and model.current != match:
         model.say(f"{msg.get('game')} match {match} has a seat for you: "
                   "Tab to the lobby, then Enter on it")
+    if model.hint is not None and model.hint.get("match") == match and \
+            model.hint.get("seq") != msg.get("seq"):
+        model.hint = None  # a hint is for one position only
     if model.current == match:
         model.selection = None if msg.get("seq") != (old or {}).get("seq") else model.selection
         mv.pending = False

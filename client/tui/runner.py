@@ -19,9 +19,12 @@ session (``bad_token``) a fresh session is opened.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import platform
 import random
+import socket
+import ssl
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -155,7 +158,9 @@ async def network_main(controller: Controller, bridge: TrioBridge, host: str | N
                     if attempt:
                         model.say(f"connected to {model.conn.server}")
                     attempt = 0
-                    model.conn.state, model.conn.detail = "connected", ""
+                    conn = model.conn
+                    conn.state, conn.detail, conn.failure, conn.kind = "connected", "", "", ""
+                    conn.retry_at, conn.attempt, conn.connected_once = None, 0, True
                     welcome = session.welcome or {}
                     model.name = str(welcome.get("name") or name)
                     if sessions and model.views and not session.resumed:
@@ -164,8 +169,9 @@ async def network_main(controller: Controller, bridge: TrioBridge, host: str | N
                     token = session.token
                     await _serve_session(controller, session, memory, login)
                     reason = session.close_reason or "closed"
+                    kind = "closed"
             except ServerError as exc:
-                reason = exc.code
+                reason, kind = exc.code, "refused_hello"
                 model.say(f"the server refused us: {exc.message} [{exc.code}]", error=True)
                 if exc.code == "bad_token" and token is not None:
                     token = None  # the server forgot the session: a new one, at once
@@ -175,18 +181,60 @@ async def network_main(controller: Controller, bridge: TrioBridge, host: str | N
                     continue
                 if exc.code not in ("too_many_connections", "server_shutdown", "bad_token"):
                     model.conn.state, model.conn.detail = "closed", exc.code
+                    model.conn.failure, model.conn.kind = f"{exc.message} [{exc.code}]", kind
+                    model.conn.retry_at = None
                     controller.invalidate()
                     await trio.sleep_forever()  # nothing to retry; Ctrl-C quits
             except (OSError, ConnectionLost, SessionClosed, trio.TooSlowError) as exc:
-                reason = str(exc) or type(exc).__name__
+                kind, reason, final = describe_failure(exc, model.conn.server)
+                if final and not model.conn.connected_once:
+                    model.exit_error = reason
+                    controller.quit()
+                    return
             controller.request = None
             delay = backoff.delay(attempt, rng)
             attempt += 1
-            model.conn.state = "reconnecting"
-            model.conn.detail = f"{_short(reason)}; retry {attempt} in {delay:.1f} s"
-            model.say(f"cannot reach the server ({_short(reason)}); trying again", error=True)
+            conn = model.conn
+            conn.state, conn.kind, conn.failure, conn.attempt = "reconnecting", kind, reason, attempt
+            conn.retry_at = time.monotonic() + delay
+            conn.detail = kind.replace("_", " ") if kind != "other" else _short(reason)
+            model.say(f"cannot reach the server ({reason}); trying again", error=True)
             controller.invalidate()
             await trio.sleep(delay)
+            conn.retry_at = None
+
+
+#: getaddrinfo errors that mean the name does not exist (not a passing DNS hiccup).
+_NO_SUCH_NAME = {getattr(socket, n) for n in ("EAI_NONAME", "EAI_NODATA", "EAI_FAIL")
+                 if hasattr(socket, n)}
+
+
+def describe_failure(exc: BaseException, server: str) -> tuple[str, str, bool]:
+    """What a failed connection attempt means: ``(kind, words, final)``.
+
+    ``kind`` is refused, unknown_host, tls, timeout, unreachable, closed or other;
+    ``final`` is True when trying again cannot help (a name that does not resolve).
+    """
+    causes = [exc]
+    cause = exc.__cause__ or exc.__context__
+    group = getattr(cause, "exceptions", None)
+    causes += list(group) if group else ([cause] if cause is not None else [])
+    for err in causes:
+        if isinstance(err, socket.gaierror):
+            final = err.errno in _NO_SUCH_NAME
+            return ("unknown_host", f"unknown host: {server.rsplit(':', 1)[0]} does not resolve "
+                    f"({err.strerror or err})", final)
+        if isinstance(err, ssl.SSLError):
+            return "tls", f"TLS handshake with {server} failed: {err.reason or err}", False
+        if isinstance(err, ConnectionRefusedError):
+            return "refused", f"refused: nothing accepts connections on {server}", False
+        if isinstance(err, (TimeoutError, trio.TooSlowError)):
+            return "timeout", f"no answer from {server} in time", False
+        if isinstance(err, OSError) and err.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH):
+            return "unreachable", f"{server} is unreachable: {err.strerror}", False
+    if isinstance(exc, (ConnectionLost, SessionClosed)):
+        return "closed", f"{server} closed the connection: {exc or 'no reason given'}", False
+    return "other", str(exc) or type(exc).__name__, False
 
 
 def forget_matches(model: Model) -> None:

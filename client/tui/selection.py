@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engine.notation import Speaker
+
 Source = tuple[Any, ...]
 Target = tuple[Any, ...]
 Intent = Mapping[str, Any]
@@ -93,45 +95,16 @@ def action(legal: Sequence[Intent], *kinds: str) -> Intent | None:
 
 
 def describe_intent(intent: Intent, hand: Sequence[str] | None = None,
-                    seat: int | None = None) -> str:
-    """A short human description of an intent, numbering hand cards and arrays from 1.
+                    seat: int | None = None, glyphs: bool = True) -> str:
+    """A short description of an intent in the project's notation
+    (:meth:`engine.notation.Speaker.intent`): hand cards and arrays from 1.
 
     Args:
         intent: an element of ``legal``.
         hand: the own hand's card strings, to name the card; optional.
         seat: the own seat, to say "your stack" / "the opponent's stack"; optional.
+        glyphs: suit glyphs, or letters when colour is off.
     """
-
-    def hand_card(i: Any) -> str:
-        name = f"hand card {i + 1}" if isinstance(i, int) else "a hand card"
-        if hand is not None and isinstance(i, int) and 0 <= i < len(hand):
-            name += f" ({hand[i]})"
-        return name
-
-    kind = intent.get("type")
-    if kind == "play":
-        where = f"array {intent.get('array', 0) + 1}" if isinstance(intent.get("array"), int) else "an array"
-        src = intent.get("src")
-        if src == "hand":
-            return f"play {hand_card(intent.get('index'))} onto {where}"
-        if src == "queue":
-            return f"play the queue head onto {where}"
-        if src == "stack":
-            owner = intent.get("stack")
-            whose = ("your" if owner == seat else "the opponent's") if seat is not None \
-                else f"seat {owner}'s"
-            return f"play the top of {whose} stack onto {where}"
-    if kind == "mulligan":
-        return f"mulligan: keep {hand_card(intent.get('keep'))}, discard the rest"
-    if kind == "end_phase":
-        return "end phase 1"
-    if kind == "stack":
-        return f"put {hand_card(intent.get('index'))} on your stack"
-    if kind == "enqueue":
-        return f"enqueue {hand_card(intent.get('index'))} at the queue tail"
-    if kind == "end_turn":
-        return "end the turn"
-    if kind == "flip":
-        return "flip"
-    fields = ", ".join(f"{k}={v}" for k, v in intent.items() if k != "type")
-    return f"{kind} {fields}".strip()
+    names = {} if seat is None else {1 - seat: "the opponent"}
+    words = Speaker(seat, names, glyphs=glyphs).intent(intent, hand)
+    return words.replace("on the own stack", "on your stack") if seat is not None else words

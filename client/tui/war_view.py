@@ -12,11 +12,13 @@ from typing import Any
 
 from client.tui.cards import BIG_WIDTH, GLYPH_WIDTH, big_card, card_glyph, empty_slot
 from client.tui.layout import Block, Line, boxed, side_by_side, text, wrap_tail
-from client.tui.model import MatchView, away, player_names
+from client.tui.model import WARN_SECONDS, MatchView, away, player_names
+from engine import notation
 
 
 def _seat_panel(view: dict[str, Any], seat: int, names: dict[int, str], me: int | None,
-                cells: int, color: bool, big: bool, is_away: bool = False) -> Block:
+                cells: int, color: bool, big: bool, is_away: bool = False,
+                flip_note: str = "", timer: Line | None = None) -> Block:
     counts = view.get("counts") or [0, 0]
     table = (view.get("table") or [[], []])[seat] or []
     up = (view.get("up") or [None, None])[seat]
@@ -44,11 +46,15 @@ def _seat_panel(view: dict[str, Any], seat: int, names: dict[int, str], me: int 
     if not table:
         pile.append(("class:dim", "(nothing yet)"))
     info.append(pile)
-    if seat in waiting:
-        info.append(text("your flip: press f" if seat == me else "to flip", "class:turn"))
+    if flip_note:
+        info.append(text(flip_note, "class:turn" if "press f" in flip_note else "class:dim"))
+    elif seat in waiting and view.get("result") is None:
+        info.append(text("to flip", "class:dim"))
     elif view.get("result") is None:
         info.append(text("flipped" if (view.get("flipped") or [False, False])[seat] else "",
                          "class:dim"))
+    if timer:
+        info.append(timer)
     if big:
         body = side_by_side([big_card(up, color=color), info], [BIG_WIDTH, inner])
     else:
@@ -68,19 +74,42 @@ def _last_line(view: dict[str, Any], names: dict[int, str], color: bool) -> Line
     line.append(card_glyph(up[1], color=color, pad=False) if up[1] else ("", "[  ]"))
     taken = sum(len(t) for t in (last.get("table") or []))
     wars = last.get("wars") or 0
-    line.append(("", f"  -> {names.get(winner, f'seat {winner}')} takes {taken} cards"
+    line.append(("", f"  -> {notation.seat_name(winner, names)} takes {taken} cards"
                      + (f" after {wars} war(s)" if wars else "")))
     return line
 
 
+def timer_line(mv: MatchView, seat: int, now: float | None) -> Line | None:
+    """A seat's turn timer (``timer 42 s``), drawn as a warning at 10 s or less."""
+    left = mv.time_left(now, seat)
+    if left is None:
+        return None
+    style = "class:error" if left <= WARN_SECONDS else "class:dim"
+    return text(f"turn timer: {left:.0f} s" + ("  hurry!" if left <= WARN_SECONDS else ""),
+                style)
+
+
+def _flip_note(snap: dict[str, Any], view: dict[str, Any], seat: int, me: int | None) -> str:
+    """What a seat's panel says about flipping: only for a running match."""
+    if snap.get("status") != "active" or seat not in (view.get("waiting") or []):
+        return ""
+    if seat != me:
+        return ""
+    if snap.get("auto_flip"):
+        return "auto-flip flips for you"
+    return "your flip: press f"
+
+
 def render_war(mv: MatchView, cells: int, rows: int, *, color: bool = True,
-               log: Sequence[str] = (), now: float | None = None) -> Block:
+               log: Sequence[str] = (), now: float | None = None,
+               replay: bool = False) -> Block:
     """The War match body, ``cells`` wide, at most ``rows`` lines.
 
     Args:
         mv: the match (its snapshot's ``view`` follows engine/war/view.py).
         log: the log lines to show under the table (newest last).
-        now: monotonic time, to count the turn timer down.
+        now: monotonic time, to count the turn timers down.
+        replay: drawn in the replay viewer (no prompts, no timers).
     """
     snap = mv.snapshot or {}
     view = snap.get("view") or {}
@@ -93,35 +122,54 @@ def render_war(mv: MatchView, cells: int, rows: int, *, color: bool = True,
         head += f"   WAR! step {view['war']}"
     result = snap.get("result") or view.get("result")
     if result:
-        winner = result.get("winner")
-        who = "a draw" if winner is None else "you win" if winner == me else \
-            f"{names.get(winner, f'seat {winner}')} wins"
-        head += f"   GAME OVER: {who} ({result.get('reason', '?')})"
+        head += f"   GAME OVER: {notation.result_words('war', result, me, names)}"
     out.append(text(head, "class:title"))
+    big = rows >= 18
+    timers = [None if replay else timer_line(mv, s, now) for s in (0, 1)]
+    notes = ["" if replay else _flip_note(snap, view, s, me) for s in (0, 1)]
     if cells >= 60:
-        big = rows >= 18
         half = (cells - 1) // 2
         out.extend(side_by_side(
-            [_seat_panel(view, 0, names, me, half, color, big, away(snap, 0)),
-             _seat_panel(view, 1, names, me, cells - 1 - half, color, big, away(snap, 1))],
+            [_seat_panel(view, 0, names, me, half, color, big, away(snap, 0), notes[0],
+                         timers[0]),
+             _seat_panel(view, 1, names, me, cells - 1 - half, color, big, away(snap, 1),
+                         notes[1], timers[1])],
             [half, cells - 1 - half]))
     else:
-        out.extend(_seat_panel(view, 0, names, me, cells, color, False, away(snap, 0)))
-        out.extend(_seat_panel(view, 1, names, me, cells, color, False, away(snap, 1)))
+        out.extend(_seat_panel(view, 0, names, me, cells, color, False, away(snap, 0),
+                               notes[0], timers[0]))
+        out.extend(_seat_panel(view, 1, names, me, cells, color, False, away(snap, 1),
+                               notes[1], timers[1]))
     out.append(_last_line(view, names, color))
-    flip_state = "on" if snap.get("auto_flip") else "off"
-    status = snap.get("status", "?")
-    extra = ""
-    left = mv.time_left(now)
-    if left is not None:
-        extra = f"   turn timer: {left:.0f} s"
-    if isinstance(me, int):
-        out.append(text(f"Auto-flip: {flip_state}   match {status}{extra}", "class:dim"))
+    status = {"waiting": "waiting for an opponent", "active": "running",
+              "finished": "over"}.get(str(snap.get("status")), str(snap.get("status", "?")))
+    if replay:
+        pass
+    elif isinstance(me, int):
+        pace = snap.get("auto_flip_delay")
+        pace_words = f" (a flip every {pace:g} s; + faster, - slower)" \
+            if snap.get("auto_flip") and isinstance(pace, (int, float)) else ""
+        flip_state = "on" if snap.get("auto_flip") else "off"
+        line = f"Auto-flip: {flip_state}{pace_words}   match {status}"
+        line += fast_forward_words(snap, me, names)
+        out.append(text(line, "class:dim"))
     else:
-        out.append(text(f"Watching   match {status}{extra}", "class:dim"))
+        out.append(text(f"Watching   match {status}", "class:dim"))
     room = rows - len(out) - 1
     if room > 0:
         lines = wrap_tail(list(log), cells, room)
         out.append(text("Log:", "class:dim"))
         out.extend(text(line) for line in lines)
     return out[:rows]
+
+
+def fast_forward_words(snap: dict[str, Any], me: int, names: dict[int, str]) -> str:
+    """Who asked to fast-forward, from the snapshot's ``fast_forward`` list."""
+    asked = snap.get("fast_forward")
+    if not isinstance(asked, list) or len(asked) < 2 or not any(asked):
+        return "   F: fast-forward"
+    if all(asked):
+        return "   fast-forwarding..."
+    if asked[me]:
+        return f"   fast-forward: waiting for {notation.seat_name(1 - me, names)} to agree"
+    return f"   {notation.seat_name(1 - me, names)} asks to fast-forward: F agrees"

@@ -10,10 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from client.tui import form as form_fns
+from client.tui import screen
 from client.tui.controller import Controller
-from client.tui.layout import width
+from client.tui.layout import block_text, width
 from client.tui.model import Model, apply_message
 from client.tui.screen import render
+from engine import notation
 from engine.registry import get_game
 from tests.client.test_tui_render import play_ds_until, snapshot_of, to_move
 
@@ -98,7 +100,7 @@ def test_phase_two_stack_key_and_end_turn() -> None:
     model = fresh(P2_STATE, "datastructures")
     _, rec, _ = drive(model, ["e"])
     assert rec.sent == []  # end_turn is not legal before the stack card (D7)
-    assert "cannot end" in model.notice
+    assert model.notice == "first put a hand card on your stack (pick it, then s)"
 
 
 def test_illegal_choices_are_refused_in_words_without_a_request() -> None:
@@ -109,9 +111,13 @@ def test_illegal_choices_are_refused_in_words_without_a_request() -> None:
                 if not any(x.get("index") == i and x["type"] == "play" for x in legal)), None)
     if bad is not None:
         _, rec, _ = drive(model, [str(bad + 1)])
-        assert rec.sent == [] and "cannot be played now" in model.notice
+        card = notation.card(hand[bad])
+        # the reason is read off the view: the card and what each array needs
+        assert rec.sent == [] and model.notice.startswith(f"hand card {bad + 1}: {card} ")
+        assert "does not fit: array 1" in model.notice or "aces never go on arrays" in \
+            model.notice
     _, rec, _ = drive(model, ["9"])
-    assert rec.sent == [] and "hand card 9 cannot be played now" in model.notice
+    assert rec.sent == [] and model.notice == "hand card 9: there is no hand card 9"
 
 
 def test_create_form_builds_the_create_request_with_a_bot() -> None:
@@ -120,12 +126,12 @@ def test_create_form_builds_the_create_request_with_a_bot() -> None:
     ctl, rec, _ = drive(model, ["c"])
     assert model.overlay == "form"
 
-    def focus_on(label: str) -> None:
+    def focus_on(name: str) -> None:
         for _ in range(len(model.form.fields)):
-            if model.form.fields[model.form.focus]["label"] == label:
+            if model.form.fields[model.form.focus]["name"] == name:
                 return
             ctl.handle_key("down")
-        raise AssertionError(label)
+        raise AssertionError(name)
 
     ctl.handle_key("right")  # game: datastructures -> war (the form is rebuilt)
     assert model.form.game == "war"
@@ -134,9 +140,9 @@ def test_create_form_builds_the_create_request_with_a_bot() -> None:
         ctl.handle_key(key)
     focus_on("short_war")
     ctl.handle_key("right")
-    focus_on("opponent")
+    focus_on("bot")
     ctl.handle_key("right")  # none -> the first strategy
-    focus_on("turn timer (s)")
+    focus_on("turn_timer")
     for key in "45":
         ctl.handle_key(key)
     assert form_fns.to_request(model.form) == {
@@ -149,6 +155,17 @@ def test_create_form_builds_the_create_request_with_a_bot() -> None:
     trio.run(jobs[0])
     assert rec.sent[0]["type"] == "create" and rec.sent[0]["bot"] == "random"
     assert model.screen == "match"
+    # the next form starts from the choices just sent, in words
+    model.screen, model.overlay = "lobby", None
+    ctl.handle_key("c")
+    assert model.form.game == "war"
+    values = {f["name"]: f["value"] for f in model.form.fields}
+    assert (values["cap"], values["short_war"], values["bot"], values["turn_timer"]) == \
+        (500, "lose", "random", 45)
+    out = block_text(screen.render(model, 80, 24))
+    assert "won cards go back" in out and "< shuffled first >" in out
+    assert "short of cards in a war" in out and "that player loses at once" in out
+    assert "short_war" not in out and "(W3)" not in out
 
 
 def test_queue_picker_and_unqueue_requests() -> None:
@@ -177,7 +194,7 @@ def test_turn_timer_field_server_default_off_and_steps() -> None:
     form = form_fns.new_form(games)
     assert "turn_timer" not in form_fns.to_request(form)  # the server's default applies
     form.focus = [f["name"] for f in form.fields].index("turn_timer")
-    assert form_fns.show_value(form, form.focus) == "server default"
+    assert form_fns.show_value(form, form.focus) == "the server's default"
     form = form_fns.change(form, 1, games)
     assert form_fns.show_value(form, form.focus) == "off"
     assert form_fns.to_request(form)["turn_timer"] == 0

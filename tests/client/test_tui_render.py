@@ -408,7 +408,7 @@ def test_finished_match_checks_the_fair_shuffle_itself() -> None:
     assert any(line.startswith("game over:") for line in log)
     assert any(line.startswith("fair shuffle checked") for line in log)
     assert not any("client seeds" in line for line in log)   # a match of the old stream
-    assert "GAME OVER:" in block_text(screen.render(model, 80, 24))
+    assert "GAME OVER" in block_text(screen.render(model, 80, 24))
     seeded = dict(snap, match="m3", stream="hmac-sha256-ctr/1", client_seeds=["c0ffee", "7"])
     apply_message(model, seeded)
     line = next(x for x in model.views["m3"].log if x.startswith("fair shuffle checked"))
