@@ -50,13 +50,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"cardbot {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     conn = sub.add_parser("connect", help="connect to a server and play matches",
+                          usage="cardbot connect HOST:PORT --game {war,datastructures} "
+                                "[options]",
                           epilog=_strategy_list(),
                           formatter_class=argparse.RawDescriptionHelpFormatter)
-    conn.add_argument("address", metavar="HOST:PORT",
-                      help="the server, e.g. 127.0.0.1:7000; tls://HOST:PORT speaks TLS")
+    needed = conn.add_argument_group("required")
+    needed.add_argument("address", metavar="HOST:PORT",
+                        help="the server, e.g. 127.0.0.1:7000; tls://HOST:PORT speaks TLS")
+    # checked in run_connect, so that `--strategy list` works without a game
+    needed.add_argument("--game", choices=GAMES, help="war or datastructures (required)")
     conn.add_argument("--ca", metavar="FILE",
                       help="with tls://: trust this PEM CA file instead of the system's roots")
-    conn.add_argument("--game", choices=GAMES, help="war or datastructures (required)")
     conn.add_argument("--strategy", default="greedy", metavar="NAME",
                       help=f"one of {', '.join(strategy_names())}; 'list' lists them "
                            "(default: %(default)s)")

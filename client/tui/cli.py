@@ -158,7 +158,7 @@ def _ask_login(ns: argparse.Namespace, name: str, remembered: bool) -> Any:
 async def run_client(host: str | None, port: int | None, name: str, *, color: bool = True,
                      input: object = None, output: object = None, connect: object = None,
                      backoff: object = None, memory: object = None,
-                     login: object = None) -> str | None:
+                     login: object = None, on_model: object = None) -> str | None:
     """Run the client until the player quits (the trio side as a guest of asyncio).
 
     Returns why the client stopped on its own (e.g. a host name that does not
@@ -172,6 +172,7 @@ async def run_client(host: str | None, port: int | None, name: str, *, color: bo
             factory, a short backoff).
         memory: what to remember across runs (a :class:`client.state.SessionMemory`).
         login: a :class:`client.tui.runner.Login` (password, registration).
+        on_model: for tests: called with the model once it exists.
     """
     from client.tui.app import build_app
     from client.tui.controller import Controller
@@ -179,6 +180,8 @@ async def run_client(host: str | None, port: int | None, name: str, *, color: bo
     from client.tui.runner import TrioBridge, network_main, run_with_trio_guest
 
     model = Model(name=name, color=color)
+    if callable(on_model):
+        on_model(model)
     bridge = TrioBridge()
     controller = Controller(model, submit=bridge.submit)
     app = build_app(controller, color=color, input=input, output=output)

@@ -81,15 +81,15 @@ def render_end(mv: MatchView, cells: int, rows: int, *, fair: FairCheck | None,
     game = mv.game
     players = "  vs  ".join(
         f"{notation.seat_name(s, names)}" + (" (you)" if s == me else "") for s in sorted(names))
-    out: Block = [
-        text(f"GAME OVER   {headline(mv)}", "class:title"),
-        text(f"{GAME_TITLES.get(str(game), str(game))} match {mv.match}   {players}"),
-        text(""),
-    ]
-    score = score_lines(game, view, names, me)
     inner = cells - 2
+    out: Block = [text(line, "class:title")
+                  for line in _wrap(f"GAME OVER   {headline(mv)}", cells)]
+    out += [text(f"{GAME_TITLES.get(str(game), str(game))} match {mv.match}   {players}"),
+            text("")]
+    score = score_lines(game, view, names, me)
     if score:
-        out.extend(boxed("Score", [text(line) for line in score], cells))
+        out.extend(boxed("Score", [text(part) for line in score for part in _wrap(line, inner)],
+                         cells))
     if fair is not None:
         lines = []
         for line in fair.lines():

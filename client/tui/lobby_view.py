@@ -76,14 +76,19 @@ def id_width(rows: list[dict[str, Any]]) -> int:
     return max([len(str(r.get("match", ""))) for r in rows] + [5])
 
 
-def match_row(summary: dict[str, Any], cells: int, ids: int = 11) -> str:
+def status_width(rows: list[dict[str, Any]]) -> int:
+    """Cells for the status column (who won can be long; at most 24)."""
+    return min(max([len(status_words(r)) for r in rows] + [7]), 24)
+
+
+def match_row(summary: dict[str, Any], cells: int, ids: int = 11, statuses: int = 10) -> str:
     """One match as one line of the lobby table; the whole id, always."""
     watchers = summary.get("spectators") or 0
     eye = f" +{watchers} watching" if watchers else ""
     rated = " [rated]" if summary.get("rated") else ""
     game = GAME_TITLES.get(str(summary.get("game")), str(summary.get("game", "?")))
     row = (f"{str(summary.get('match', '?')):<{ids}} {game:<15} "
-           f"{status_words(summary):<10} {_players(summary)}{rated}{eye}")
+           f"{status_words(summary)[:statuses]:<{statuses}} {_players(summary)}{rated}{eye}")
     opts = option_words(summary.get("game"), summary.get("options"))
     if opts and len(row) + len(opts) + 3 < cells:
         row += f"  [{opts}]"
@@ -105,8 +110,8 @@ def render_lobby(model: Model, cells: int, rows: int) -> Block:
                         "(u: leave the queue)", "class:notice"))
     else:
         out.append(text(""))
-    ids = id_width(table_rows)
-    header = f"   {'match':<{ids}} {'game':<15} {'status':<10} players   (* yours)"
+    ids, statuses = id_width(table_rows), status_width(table_rows)
+    header = f"   {'match':<{ids}} {'game':<15} {'status':<{statuses}} players   (* yours)"
     body: Block = [text(header, "class:dim")]
     if not table_rows:
         body.append(text("  (no matches yet: press c to create one, m to queue)"))
@@ -117,7 +122,7 @@ def render_lobby(model: Model, cells: int, rows: int) -> Block:
         mark = ">" if i == cursor else " "
         mark += "*" if str(summary.get("match")) in model.views else " "
         style = "class:cursor" if i == cursor else ""
-        body.append(text(f"{mark} {match_row(summary, cells - 5, ids)}", style))
+        body.append(text(f"{mark} {match_row(summary, cells - 5, ids, statuses)}", style))
     out.extend(boxed("Matches", body, cells))
     return out[:rows]
 
@@ -131,7 +136,7 @@ def selected_summary(model: Model) -> dict[str, Any] | None:
 def _when(ts: Any) -> str:
     if not isinstance(ts, (int, float)) or isinstance(ts, bool):
         return "-"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ts))
 
 
 def details_lines(summary: dict[str, Any], cells: int) -> list[str]:

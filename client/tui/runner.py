@@ -225,7 +225,8 @@ def describe_failure(exc: BaseException, server: str) -> tuple[str, str, bool]:
             return ("unknown_host", f"unknown host: {server.rsplit(':', 1)[0]} does not resolve "
                     f"({err.strerror or err})", final)
         if isinstance(err, ssl.SSLError):
-            return "tls", f"TLS handshake with {server} failed: {err.reason or err}", False
+            why = getattr(err, "reason", None) or err
+            return "tls", f"TLS handshake with {server} failed: {why}", False
         if isinstance(err, ConnectionRefusedError):
             return "refused", f"refused: nothing accepts connections on {server}", False
         if isinstance(err, (TimeoutError, trio.TooSlowError)):

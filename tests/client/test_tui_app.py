@@ -336,14 +336,23 @@ def test_war_battle_flip_auto_flip_and_reconnect(tmp_path: Path) -> None:
 
 
 async def other_player(d: Driver, name: str, first: dict[str, Any],
-                       ready: list[dict[str, Any]]) -> None:
+                       ready: list[dict[str, Any]], flips: bool = False) -> None:
     """A second player over client.session (in the same trio run): sends ``first`` and
-    stays connected; its reply goes to ``ready``."""
-    from client.session import open_session
+    stays connected; its reply goes to ``ready``. With ``flips`` it plays the first
+    legal intent of every snapshot (a War opponent that flips)."""
+    from client.session import ServerError, open_session
 
     async with open_session("127.0.0.1", d.ports[0], name=name) as session:
         ready.append(await session.request(first))
-        await trio.sleep_forever()
+        if not flips:
+            await trio.sleep_forever()
+        async for push in session.pushes:
+            if push.get("type") == "snapshot" and push.get("legal"):
+                try:
+                    await session.request({"type": "intent", "match": push["match"],
+                                           "seq": push["seq"], "intent": push["legal"][0]})
+                except ServerError:
+                    pass  # stale or finished: the next snapshot says
 
 
 def test_unreachable_server_then_watch_and_matchmaking(tmp_path: Path) -> None:

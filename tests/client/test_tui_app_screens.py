@@ -1,0 +1,159 @@
+"""The whole client headless through its new screens: the connection screen (and the
+exit for a host that does not resolve), the rules pages, and the end screen of a
+real match against a real in-process server."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from pathlib import Path
+from typing import Any
+
+import trio
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from client.session import Backoff
+from client.tui.cli import run_client
+from client.tui.layout import block_text
+from client.tui.model import Model
+from client.tui.screen import render
+from tests.client.test_tui_app import KEYS, Driver, run_scenario
+
+
+def test_connection_screen_counts_down_then_q_quits() -> None:
+    """A server that refuses: the screen says so, counts down, and q quits."""
+    attempts: list[int] = []
+    seen: list[str] = []
+
+    async def refuse() -> trio.SocketStream:
+        attempts.append(1)
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    async def main() -> str | None:
+        with create_pipe_input() as inp:
+            async def keys() -> None:
+                model = holder[0]
+                for _ in range(400):
+                    if model.conn.attempt >= 2 and model.conn.retry_at is not None:
+                        break
+                    await asyncio.sleep(0.01)
+                seen.append(block_text(render(model, 80, 24, model.clock())))
+                inp.send_text("q")
+
+            holder: list[Model] = []
+            task: asyncio.Task[Any] | None = None
+
+            def started(model: Model) -> None:
+                nonlocal task
+                holder.append(model)
+                task = asyncio.ensure_future(keys())
+
+            error = await run_client(None, None, "alice", input=inp, output=DummyOutput(),
+                                     connect=refuse,
+                                     backoff=Backoff(initial=0.2, maximum=0.3, jitter=0.0),
+                                     on_model=started)
+            if task is not None:
+                await task
+            return error
+
+    error = asyncio.run(asyncio.wait_for(main(), 20))
+    assert error is None  # the player quit: no error to print
+    assert len(attempts) >= 2
+    screen = seen[0]
+    assert "attempts failed" in screen and "refused: nothing accepts connections" in screen
+    assert "Next try in 0 s." in screen or "Trying again now" in screen
+    assert "q or Ctrl-C quits." in screen
+    assert "Games:" not in screen  # not an empty-looking lobby
+
+
+def test_a_host_that_does_not_resolve_ends_the_client_with_an_error() -> None:
+    async def unknown() -> trio.SocketStream:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    async def main() -> str | None:
+        with create_pipe_input() as inp:
+            return await run_client("nohost.invalid", 7000, "alice", input=inp,
+                                    output=DummyOutput(), connect=unknown,
+                                    backoff=Backoff(initial=0.05, maximum=0.1))
+
+    error = asyncio.run(asyncio.wait_for(main(), 20))
+    assert error is not None and "unknown host: nohost.invalid does not resolve" in error
+
+
+def test_a_passing_dns_failure_is_retried() -> None:
+    from client.tui.runner import describe_failure
+
+    kind, words, final = describe_failure(socket.gaierror(socket.EAI_AGAIN, "try again"),
+                                          "h:1")
+    assert kind == "unknown_host" and not final
+    kind, _, final = describe_failure(socket.gaierror(socket.EAI_NONAME, "no"), "h:1")
+    assert final
+    refused = OSError("all attempts to connect to h:1 failed")
+    refused.__cause__ = ExceptionGroup("x", [ConnectionRefusedError(111, "refused")])
+    assert describe_failure(refused, "h:1")[0] == "refused"
+    import ssl
+    assert describe_failure(ssl.SSLError(1, "WRONG_VERSION_NUMBER"), "h:1")[0] == "tls"
+
+
+def test_rules_pages_from_the_help_by_keys(tmp_path: Path) -> None:
+    async def script(d: Driver) -> None:
+        await d.press("?")
+        await d.until(lambda: d.model.overlay == "help", "the help")
+        assert "Keys" in d.screen()
+        await d.press("right")
+        await d.until(lambda: "Rules: Data Structures" in d.screen(), "the DS rules")
+        assert "Aces never go on an array" in d.screen()
+        await d.press(" ")
+        await d.until(lambda: d.model.help_page == 1, "the second page")
+        await d.press("right")
+        await d.until(lambda: "War: the rules" in d.screen(), "the War rules")
+        await d.press("escape")
+        await d.until(lambda: d.model.overlay is None, "the help closed")
+
+    run_scenario(tmp_path, script)
+
+
+def test_end_screen_of_a_real_war_then_rematch_and_lobby(tmp_path: Path) -> None:
+    async def script(d: Driver) -> None:
+        await d.press("c")
+        await d.until(lambda: d.model.overlay == "form", "the create form")
+        await d.cycle("right", lambda: d.model.form.fields[0]["value"], "war", "the game")
+        names = [f["name"] for f in d.model.form.fields]
+        await d.cycle("down", lambda: d.model.form.focus, names.index("cap"), "the cap")
+        await d.press("3", "enter")  # cap 3 battles: typed, then create
+        await d.until(lambda: d.mv is not None and d.mv.snapshot is not None, "the match")
+        assert d.mv.snapshot["status"] == "waiting"
+        # a second player joins; then flip until the cap ends it
+        done: list[dict[str, Any]] = []
+        from tests.client.test_tui_app import other_player
+        d.bridge.submit(lambda: other_player(
+            d, "bob", {"type": "join", "match": d.mv.match}, done, flips=True))
+        await d.until(lambda: d.mv.snapshot.get("status") == "active", "the start")
+        for _ in range(60):
+            if d.mv.finished:
+                break
+            if d.my_move():
+                await d.press("f")
+            await asyncio.sleep(0.05)
+        await d.until(lambda: d.mv.finished, "the end of the match")
+        out = d.screen()
+        assert "GAME OVER" in out and "battles (cap 3)" in out, out
+        assert "verified: sha256(seed + salt) equals the commitment" in out
+        assert "verified: the opening position you were shown" in out
+        old = d.mv.match
+        await d.press("escape")
+        await d.until(lambda: "Last battle" in d.screen(), "the board")
+        await d.press("escape")
+        await d.until(lambda: "GAME OVER" in d.screen(), "the end screen again")
+        await d.press("r")
+        await d.until(lambda: d.model.current not in (None, old), "the rematch")
+        assert d.mv.snapshot is None or d.mv.snapshot.get("options", {}).get("cap") == 3
+        await d.press(KEYS["tab"])
+        await d.until(lambda: d.model.screen == "lobby", "the lobby")
+        await d.until(lambda: any(m.get("match") == d.model.current for m in d.model.matches),
+                      "the rematch listed")
+        rows = d.model.lobby_rows()
+        assert rows[d.model.lobby_cursor].get("match") == d.model.current  # cursor follows
+
+    run_scenario(tmp_path, script)
