@@ -190,7 +190,7 @@ class Speaker:
         if kind == "end_phase":
             return "end phase 1"
         if kind == "stack":
-            return f"put {hand_card(intent.get('index'))} on the own stack"
+            return f"put {hand_card(intent.get('index'))} on their stack"
         if kind == "enqueue":
             return f"enqueue {hand_card(intent.get('index'))} at the queue tail"
         if kind == "end_turn":

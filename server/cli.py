@@ -2,7 +2,7 @@
 
     cardserver [--port 7000] [--host H] [--db PATH] [limits...]   serve until SIGINT/SIGTERM
     cardserver serve [...]                                          the same
-    cardserver replay MATCH_ID [--db PATH] [--json]                 print a match as the public saw it
+    cardserver replay MATCH_ID [--db PATH] [--json] [--html FILE]   a match as the public saw it
     cardserver replay MATCH_ID --verify [--record FILE]             check its shuffles and cards
     cardserver leaderboard GAME [--db PATH] [--limit N] [--json]    print a game's ratings table
 """
@@ -26,8 +26,8 @@ def _serve_parser() -> argparse.ArgumentParser:
         prog="cardserver",
         description="cardserver: the authoritative card-game server (War, Data Structures). "
                     "Serves until SIGINT or SIGTERM, then shuts down cleanly. "
-                    "Also: `cardserver replay MATCH_ID --db PATH [--json]` prints a stored "
-                    "match move by move as a spectator saw it, then the reveal; "
+                    "Also: `cardserver replay MATCH_ID --db PATH [--json] [--html FILE]` prints "
+                    "a stored match move by move as a spectator saw it, then the reveal; "
                     "`cardserver leaderboard GAME --db PATH` prints a game's ratings.",
     )
     parser.add_argument("--version", action="version", version=f"cardserver {__version__}")
@@ -50,6 +50,11 @@ def _replay_parser() -> argparse.ArgumentParser:
     parser.add_argument("--record", metavar="FILE",
                         help="with --verify: check this public record (JSON, as --json prints "
                              "it; - for stdin) instead of the stored one")
+    parser.add_argument("--html", metavar="FILE",
+                        help="also write the match as one self-contained web page to FILE "
+                             "(step through it with the arrow keys)")
+    parser.add_argument("--ascii", action="store_true",
+                        help="suit letters (7C) instead of glyphs (7\u2663) in the text")
     return parser
 
 
@@ -97,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
 
             return verify_command(ns.match, str(ns.db), ns.record)
         try:
-            return replay_command(ns.match, str(ns.db), ns.json)
+            return replay_command(ns.match, str(ns.db), ns.json, html=ns.html,
+                                  glyphs=not ns.ascii)
         except BrokenPipeError:  # `cardserver replay ... | head`
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the exit flush
             return 0

@@ -19,7 +19,7 @@ from typing import Any
 
 from engine.fairness import commitment, seed_hex, verify
 from engine.registry import get_game
-from server.replay import replay_steps
+from server.replay import new_match_state, replay_steps
 from server.store import JournalEntry, MatchRecord
 
 #: Moves per ``record`` page: the default and the most a request may ask for.
@@ -84,7 +84,7 @@ def record_page(rec: MatchRecord, entries: list[JournalEntry], *, seat: int | No
     game = get_game(rec.game)
     if seat is not None and not 0 <= seat < game.seats:
         raise ValueError(f"no seat {seat} in {rec.game}")
-    start = game.new_state(rec.seed, rec.options)
+    start = new_match_state(rec)
     moves: list[dict[str, Any]] = []
     last = offset + limit
     for state, entry, events in replay_steps(rec, entries):

@@ -2,7 +2,8 @@
 
 :func:`apply_entry` is the one place that turns a journal row back into an
 engine call, so recovery and the replay command cannot disagree. The printed
-replay shows only the public projection (``state.view(None)`` and
+replay (:mod:`server.replay_text`) and the page (:mod:`server.replay_html`) show
+only the public projection (``state.view(None)`` and
 ``state.project_events(events, None)``) and the reveal once the match is over.
 """
 
@@ -116,38 +117,6 @@ def public_record(rec: MatchRecord, entries: list[JournalEntry]) -> dict[str, An
     return out
 
 
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), sort_keys=True)
-
-
-def print_record(record: dict[str, Any], out: TextIO | None = None) -> None:
-    """Print a :func:`public_record` for people: one line per move and its public events."""
-    out = out or sys.stdout
-    players = ", ".join(f"seat {p['seat']}: {p['name'] or '-'}" + (f" (bot {p['bot']})"
-                        if p["bot"] else "") for p in record["players"])
-    print(f"match {record['match']}  game {record['game']}  status {record['status']}", file=out)
-    print(f"options {_compact(record['options'])}", file=out)
-    print(f"players {players}", file=out)
-    print(f"commitment {record['commitment']}", file=out)
-    print(f"start {_compact(record['start'])}", file=out)
-    for move in record["moves"]:
-        what = _compact(move["intent"]) if move["kind"] == "intent" else move["kind"]
-        if move["reason"]:
-            what += f" ({move['reason']})"
-        by = "" if move["by"] == "seat" else f" [by {move['by']}]"
-        print(f"{move['seq']:5d}  seat {move['seat']}  {what}{by}", file=out)
-        for event in move["events"]:
-            print(f"       {_compact(event)}", file=out)
-    if "result" in record:
-        print(f"result {_compact(record['result'])}", file=out)
-        reveal = record["reveal"]
-        print(f"reveal seed {reveal['seed']} salt {reveal['salt']} "
-              f"({'matches' if record['verified'] else 'DOES NOT match'} the commitment)",
-              file=out)
-    else:
-        print("not finished: the seed stays secret until the match ends", file=out)
-
-
 def stored_record(match_id: str, db: str) -> dict[str, Any] | None:
     """The :func:`public_record` of a stored match, or None after saying on stderr
     why there is none (no such match, a journal that does not replay)."""
@@ -166,15 +135,35 @@ def stored_record(match_id: str, db: str) -> dict[str, Any] | None:
         store.close()
 
 
-def replay_command(match_id: str, db: str, as_json: bool, out: TextIO | None = None) -> int:
-    """Run ``cardserver replay``; returns the exit status (1: no such match or bad journal)."""
+def replay_command(match_id: str, db: str, as_json: bool, out: TextIO | None = None, *,
+                   html: str | None = None, glyphs: bool = True) -> int:
+    """Run ``cardserver replay``; returns the exit status (1: no such match, a bad
+    journal, or a page that cannot be written).
+
+    Prints the match move by move in words (:mod:`server.replay_text`), or one JSON
+    document with ``as_json``; with ``html`` also writes the replay page there
+    (:mod:`server.replay_html`).
+    """
     out = out or sys.stdout
     record = stored_record(match_id, db)
     if record is None:
         return 1
+    if html is not None:
+        from server.replay_html import write_page
+
+        try:
+            write_page(record, html)
+        except OSError as exc:
+            print(f"cardserver replay: cannot write {html}: {exc}", file=sys.stderr)
+            return 1
     if as_json:
         json.dump(record, out, indent=None, separators=(",", ":"))
         out.write("\n")
     else:
-        print_record(record, out)
+        from server.replay_text import format_record
+
+        encoding = (getattr(out, "encoding", None) or "utf-8").lower()
+        out.write(format_record(record, glyphs=glyphs and "utf" in encoding))
+    if html is not None:
+        print(f"cardserver replay: wrote {html}", file=sys.stderr)
     return 0

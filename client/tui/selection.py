@@ -107,4 +107,4 @@ def describe_intent(intent: Intent, hand: Sequence[str] | None = None,
     """
     names = {} if seat is None else {1 - seat: "the opponent"}
     words = Speaker(seat, names, glyphs=glyphs).intent(intent, hand)
-    return words.replace("on the own stack", "on your stack") if seat is not None else words
+    return words.replace("on their stack", "on your stack") if seat is not None else words
