@@ -5,15 +5,19 @@ What it does, checking each screen with ``tmux capture-pane``:
 
 1. starts ``cardserver`` on a free loopback port with a fresh store;
 2. opens two 80x24 tmux sessions running ``cardclient connect`` as alice and bob;
-3. alice creates a Data Structures match; bob sees it in the lobby and joins it;
+3. alice creates a Data Structures match capped at 4 turns; bob sees it first in
+   the lobby and joins it; alice reads the rules page and chats;
 4. the two play whole turns by key presses (a play when there is one, end the
    phase, a stack card, end the turn), each screen showing whose turn it is;
 5. the server is stopped and started again on the same port and store: both
    clients say they lost the connection, resume with their tokens, and the
-   game goes on where it was;
-6. alice resigns, creates a War match against the server's bot, flips battles,
-   turns auto-flip on, and the window is resized to 120x40 and redrawn;
-7. both clients quit with Ctrl-C (twice where still seated: it asks first) and exit
+   game goes on where it was, to the cap and both end screens (fair shuffle
+   verified); the lobby says who won;
+6. a whole War game between the two, played out by a fast-forward both ask
+   for, then its replay stepped through in the replay viewer;
+7. alice plays War against the server's bot, bob watches it, auto-flip and its
+   pace change, and the window is resized to 160x50 and redrawn;
+8. both clients quit with Ctrl-C (twice where still seated: it asks first) and exit
    with status 0.
 
 Usage: ``scripts/tmux_e2e.py [--keep]`` (``--keep`` leaves the tmux sessions
@@ -141,8 +145,9 @@ class Server:
         self.proc = None
 
 
-def play_turn(me: Pane, other: Pane) -> None:
-    """One whole Data Structures turn for ``me`` by keys; ``other`` waits."""
+def play_turn(me: Pane, other: Pane, last: bool = False) -> None:
+    """One whole Data Structures turn for ``me`` by keys; ``other`` waits (``last``: the
+    turn cap ends the game with this turn, so both see the end screen instead)."""
     me.wait(r"YOUR TURN\s+phase 1", "my turn")
     other.wait(rf"{me.name}'s turn", "the other screen to say whose turn")
     if me.has(r"pick a source \["):
@@ -164,8 +169,25 @@ def play_turn(me: Pane, other: Pane) -> None:
         me.wait(r"you put \S+ on your stack", "my stack card in the log")
     me.wait(r"e end turn", "end turn offered")
     me.keys("e")
+    if last:
+        for pane in (me, other):
+            pane.wait(r"GAME OVER", "the end screen")
+        return
     me.wait(r"you end the turn", "the end of my turn in the log")
     other.wait(r"YOUR TURN", "the other player's turn")
+
+
+def choose(pane: Pane, field: str, value: str) -> None:
+    """In the create form: move to ``field`` and step its value to ``value``."""
+    for _ in range(12):
+        if pane.has(rf"> {field}\s"):
+            break
+        pane.keys("Down")
+    for _ in range(12):
+        if pane.has(rf"> {field}\s+< {value} >"):
+            return
+        pane.keys("Right")
+    pane.wait(rf"> {field}\s+< {value} >", f"{field}: {value}")
 
 
 def run(keep: bool) -> None:
@@ -188,17 +210,20 @@ def run(keep: bool) -> None:
             pane.wait(r"^ connected ", "the connected status line")
         print("lobby: ok")
 
-        # alice creates a Data Structures match for two humans; bob joins it from the lobby
+        # alice creates a Data Structures match for two humans, capped at 4 turns
         alice.keys("c")
         alice.wait(r"Create a match", "the create form")
-        alice.wait(r"> game\s+< datastructures >", "datastructures chosen")
-        alice.keys("Enter")
+        alice.wait(r"> game\s+< Data Structures >", "Data Structures chosen")
+        alice.keys("Down")
+        alice.wait(r"> turn cap\s+< 500 >", "the turn cap field")
+        alice.keys("4", "Enter")
         alice.wait(r"Waiting for an opponent", "the waiting match")
         bob.keys("r")
-        bob.wait(r">  \S+\s+datastructures\s+open\s+alice vs \(open seat\)", "the open match")
+        bob.wait(r"^.>  \S+\s+Data Structures\s+open\s+alice vs \(open seat\)",
+                 "the open match, first and under the cursor")
         bob.keys("Enter")
         for pane in panes:
-            pane.wait(r"Data Structures\s+turn 1/", "the board")
+            pane.wait(r"Data Structures\s+turn 1/4", "the board")
         # colour: red hearts and diamonds for alice; plain text cards for bob (--no-color)
         if not re.search(r"\x1b\[[0-9;]*31m\[(10|[2-9JQKA])[\u2665\u2666]\]", alice.escapes()):
             raise Failed("alice: no red heart or diamond:\n" + alice.escapes())
@@ -206,6 +231,11 @@ def run(keep: bool) -> None:
                 re.search("[\u2660\u2663\u2665\u2666]", bob.screen()):
             raise Failed("bob (--no-color): cards are not plain text:\n" + bob.screen())
         print("colour: ok")
+        alice.keys("?")
+        alice.wait(r"\[Keys\]", "the help")
+        alice.keys("Right")
+        alice.wait(r"Aces never go on an array", "the rules page")
+        alice.keys("Escape")
         alice.keys("c")
         alice.wait(r"Say \(Enter sends", "the chat line")
         alice.keys("good luck bob", "Enter")
@@ -227,25 +257,60 @@ def run(keep: bool) -> None:
         for pane in panes:
             pane.wait(r"^ connected ", "the reconnection", timeout=30)
             pane.wait(rf"turn {turn}/", "the same game after the reconnection")
-        play_turn(first, second)
         print("reconnect: ok")
+        play_turn(first, second)
+        play_turn(second, first, last=True)
+        for pane in panes:
+            pane.wait(r"Fair shuffle", "the fair-shuffle check")
+            pane.wait(r"verified: sha256\(seed \+ salt\) equals the commitment", "verified")
+            pane.wait(r"r rematch.*p replay.*Tab lobby", "the end screen's keys")
+        print("end screen: ok")
+        for pane in panes:
+            pane.keys("Tab")
+            pane.keys("r")
+        alice.wait(r"Data Structures\s+(alice|bob) won|Data Structures\s+draw",
+                   "the finished match's winner in the lobby")
+        print("lobby result: ok")
 
-        # alice resigns; then a War match against the server bot
-        alice.keys("x")
-        alice.wait(r"press x again", "the resign confirmation")
-        alice.keys("x")
-        alice.wait(r"Games: datastructures, war", "the lobby after leaving")
-        bob.wait(r"game over: you win \(resign\)", "bob's win")
+        # a whole War game between the two, played out by fast-forward
         alice.keys("c")
-        alice.wait(r"> game\s+< datastructures >", "the form")
+        alice.wait(r"> game\s+< Data Structures >", "the form")
         alice.keys("Right")
-        alice.wait(r"> game\s+< war >", "war chosen")
-        for _ in range(10):
-            if alice.has(r"> opponent"):
-                break
-            alice.keys("Down")
-        alice.keys("Right")
-        alice.wait(r"> opponent\s+< random >", "the bot opponent")
+        alice.wait(r"> game\s+< War >", "war chosen")
+        alice.keys("Enter")
+        alice.wait(r"War\s+battle 1", "the War screen")
+        bob.keys("r")
+        bob.wait(r"^.>  \S+\s+War\s+open\s+alice vs \(open seat\)", "the open War match")
+        bob.keys("Enter")
+        for pane in panes:
+            pane.wait(r"match running", "the War match running")
+        alice.wait(r"your flip: press f", "my flip")
+        alice.keys("f")
+        bob.keys("f")
+        alice.wait(r"Last battle #1: \[.*\] vs \[.*\] +-> .+ takes \d+ cards", "a battle")
+        alice.keys("F")
+        bob.wait(r"alice asks to fast-forward: F agrees", "the request to fast-forward")
+        bob.keys("F")
+        for pane in panes:
+            pane.wait(r"GAME OVER", "the end of the War game", timeout=60)
+        print("war fast-forward: ok")
+        alice.keys("p")
+        alice.wait(r"Replay \S+\s+move 0/\d+", "the replay viewer")
+        alice.keys("Right", "Right", "Right")
+        alice.wait(r"move 3/\d+", "three moves on")
+        alice.keys("End")
+        alice.wait(r"the end: ", "the end of the replay")
+        alice.keys("Escape")
+        alice.wait(r"GAME OVER", "back at the end screen")
+        print("replay: ok")
+
+        # alice plays the server bot; bob watches from the lobby
+        for pane in panes:
+            pane.keys("x")
+            pane.wait(r"Games: datastructures, war", "the lobby")
+        alice.keys("c")
+        alice.wait(r"> game\s+< War >", "the form remembers War")
+        choose(alice, "opponent", "the server's random bot")
         alice.keys("Enter")
         alice.wait(r"War\s+battle 1", "the War screen")
         for _ in range(12):
@@ -253,20 +318,16 @@ def run(keep: bool) -> None:
                 break
             alice.wait(r"your flip: press f|Last battle #2", "my flip")
             alice.keys("f", pause=0.3)
-        alice.wait(r"Last battle #\d+: \[.*\] vs \[.*\] +-> .+ takes \d+ cards", "a battle")
         alice.wait(r"deck: \d+ cards.*deck: \d+ cards", "both counts")
-        # bob leaves his finished match and watches alice's War match from the lobby
-        bob.keys("x")
-        bob.wait(r"Games: datastructures, war", "bob's lobby")
         bob.keys("r")
-        bob.wait(r"war\s+running\s+alice vs", "the running War match")
+        bob.wait(r"War\s+running\s+alice vs", "the running War match")
         for _ in range(5):
-            if bob.has(r"^.>  \S+\s+war\s+running\s+alice vs"):
+            if bob.has(r"^.>  \S+\s+War\s+running\s+alice vs"):
                 break
-            bob.keys("Up")
-        bob.wait(r"^.>  \S+\s+war\s+running\s+alice vs", "the cursor on the War match")
+            bob.keys("Down")
+        bob.wait(r"^.>  \S+\s+War\s+running\s+alice vs", "the cursor on the War match")
         bob.keys("Enter")
-        bob.wait(r"Watching\s+match active", "bob watching")
+        bob.wait(r"Watching\s+match running", "bob watching")
         bob.wait(r"\(watching\)", "the status line saying so")
         print("watch: ok")
         alice.keys("a")
@@ -274,22 +335,24 @@ def run(keep: bool) -> None:
         battles = int(alice.wait(r"resolved (\d+)", "battle count").group(1))
         alice.wait(rf"resolved ({battles + 2}|{battles + 3}|{battles + 4}|\d\d+)",
                    "auto-flipped battles")
+        alice.keys("+")
+        alice.wait(r"a flip every 0\.35 s", "a faster pace")
         alice.keys("a")
         alice.wait(r"Auto-flip: off", "auto-flip off")
         print("war: ok")
 
         # resize: the layout uses the room and the status line moves to the new bottom
-        tmux("resize-window", "-t", alice.session, "-x", "120", "-y", "40")
+        tmux("resize-window", "-t", alice.session, "-x", "160", "-y", "50")
         time.sleep(0.5)
         lines = alice.screen().rstrip("\n").split("\n")
-        if len(lines) != 40 or not re.match(r" connected ", lines[-1]):
-            raise Failed("after resize the status line is not on row 40:\n" + "\n".join(lines))
+        if len(lines) != 50 or not re.match(r" connected ", lines[-1]):
+            raise Failed("after resize the status line is not on row 50:\n" + "\n".join(lines))
         if not any(len(line.rstrip()) > 80 for line in lines):
             raise Failed("after resize nothing uses the wider screen:\n" + "\n".join(lines))
         print("resize: ok")
 
         alice.keys("?")
-        alice.wait(r"Keys", "the help overlay")
+        alice.wait(r"\[Keys\]", "the help overlay")
         alice.wait(r"Ctrl-C\s+quit", "Ctrl-C in the help")
         alice.keys("Escape")
         for pane in panes:

@@ -13,7 +13,7 @@ from typing import Any
 
 from client.tui import selection as sel
 from client.tui.cards import BIG_WIDTH, GLYPH_WIDTH, big_card, card_glyph, empty_slot
-from client.tui.layout import Block, Line, side_by_side, text, wrap_tail
+from client.tui.layout import Block, Line, log_tail, side_by_side, text
 from client.tui.model import WARN_SECONDS, MatchView, away, player_names
 from engine import notation
 
@@ -309,7 +309,7 @@ def render_ds(mv: MatchView, cells: int, rows: int, *, color: bool = True,
               selected: tuple | None = None, cursor_index: int = 0,
               mulligan_mode: bool = False, log: Sequence[str] = (),
               now: float | None = None, hint: dict[str, Any] | None = None,
-              replay: bool = False) -> Block:
+              replay: bool = False, log_scroll: int = 0) -> Block:
     """The Data Structures match body, ``cells`` wide, at most ``rows`` lines.
 
     The opponent is drawn on top, the queue in the middle, the own seat below
@@ -374,13 +374,13 @@ def render_ds(mv: MatchView, cells: int, rows: int, *, color: bool = True,
         board.append(prompt_line(mv, selected, cursor_index, mulligan_mode))
     if cells >= 110:
         log_cells = cells - board_cells - 1
-        lines = wrap_tail(list(log), log_cells, rows - 1)
+        lines = log_tail(list(log), log_cells, rows - 1, log_scroll)
         log_block: Block = [text("Log", "class:dim"), *[text(x) for x in lines]]
         return side_by_side([board, log_block], [board_cells, log_cells])[:rows]
     room = rows - len(board) - 1
     if room > 0:
         board.append(text("Log:", "class:dim"))
-        board.extend(text(line) for line in wrap_tail(list(log), cells, room))
+        board.extend(text(line) for line in log_tail(list(log), cells, room, log_scroll))
     return board[:rows]
 
 

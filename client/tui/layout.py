@@ -110,6 +110,24 @@ def wrap_tail(lines: Sequence[str], cells: int, rows: int) -> list[str]:
     return out[-rows:]
 
 
+def log_tail(lines: Sequence[str], cells: int, rows: int, scroll: int = 0) -> list[str]:
+    """The log pane: the newest ``rows`` screen lines, or, scrolled back by ``scroll``
+    lines, the lines before those; never past the oldest line, so a pane scrolled all
+    the way back shows the first page, not a blank one."""
+    end = len(lines) - max(scroll, 0)
+    if end < len(lines):
+        # how many log lines fill the pane from the top
+        fill, used = 0, 0
+        for line in lines:
+            used += len(textwrap.wrap(line, max(cells, 10), subsequent_indent="  ",
+                                      break_long_words=True) or [""])
+            if used > rows:
+                break
+            fill += 1
+        end = max(end, min(fill, len(lines)))
+    return wrap_tail(lines[:end], cells, rows)
+
+
 def to_fragments(block: Sequence[Line]) -> list[Fragment]:
     """The block as one fragment list with newlines, ready for a FormattedTextControl."""
     out: list[Fragment] = []

@@ -119,17 +119,9 @@ def hint_line(model: Model, cells: int = 200) -> Line:
     return fit_hints(hint_items(model), cells)
 
 
-def _log(model: Model, rows: int) -> list[str]:
+def _log(model: Model) -> list[str]:
     mv = model.view
-    if mv is None:
-        return []
-    lines = list(mv.log)
-    if model.log_scroll:
-        # never scroll past the oldest kept line: the pane then shows the first page
-        scroll = min(model.log_scroll, max(len(lines) - max(rows // 2, 1), 0))
-        model.log_scroll = scroll
-        lines = lines[:len(lines) - scroll]
-    return lines
+    return list(mv.log) if mv is not None else []
 
 
 def body(model: Model, cells: int, rows: int, now: float | None = None) -> Block:
@@ -149,13 +141,13 @@ def body(model: Model, cells: int, rows: int, now: float | None = None) -> Block
     if mv.finished and not mv.end_closed:
         return end_view.render_end(mv, cells, rows, fair=mv.fair)
     if mv.game == "war":
-        return war_view.render_war(mv, cells, rows, color=model.color, log=_log(model, rows),
-                                   now=now)
+        return war_view.render_war(mv, cells, rows, color=model.color, log=_log(model),
+                                   now=now, log_scroll=model.log_scroll)
     if mv.game == "datastructures":
         return ds_view.render_ds(mv, cells, rows, color=model.color, selected=model.selection,
                                  cursor_index=model.cursor,
-                                 mulligan_mode=model.mulligan_mode, log=_log(model, rows),
-                                 now=now, hint=model.hint)
+                                 mulligan_mode=model.mulligan_mode, log=_log(model),
+                                 now=now, hint=model.hint, log_scroll=model.log_scroll)
     return [text(f"{mv.game}: this client cannot draw that game; l lists its legal moves")]
 
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from client.tui.cards import BIG_WIDTH, GLYPH_WIDTH, big_card, card_glyph, empty_slot
-from client.tui.layout import Block, Line, boxed, side_by_side, text, wrap_tail
+from client.tui.layout import Block, Line, boxed, log_tail, side_by_side, text
 from client.tui.model import WARN_SECONDS, MatchView, away, player_names
 from engine import notation
 
@@ -102,7 +102,7 @@ def _flip_note(snap: dict[str, Any], view: dict[str, Any], seat: int, me: int | 
 
 def render_war(mv: MatchView, cells: int, rows: int, *, color: bool = True,
                log: Sequence[str] = (), now: float | None = None,
-               replay: bool = False) -> Block:
+               replay: bool = False, log_scroll: int = 0) -> Block:
     """The War match body, ``cells`` wide, at most ``rows`` lines.
 
     Args:
@@ -157,7 +157,7 @@ def render_war(mv: MatchView, cells: int, rows: int, *, color: bool = True,
         out.append(text(f"Watching   match {status}", "class:dim"))
     room = rows - len(out) - 1
     if room > 0:
-        lines = wrap_tail(list(log), cells, room)
+        lines = log_tail(list(log), cells, room, log_scroll)
         out.append(text("Log:", "class:dim"))
         out.extend(text(line) for line in lines)
     return out[:rows]

@@ -21,7 +21,8 @@ from tests.client.test_tui_render import play_ds_until, snapshot_of, to_move
 
 KEYS = ["1", "2", "3", "4", "5", "6", "9", "h", "t", "o", "s", "q", "k", "e", "m", "l", "v",
         "x", "a", "f", " ", "c", "j", "w", "r", "u", "?", "enter", "escape", "left", "right",
-        "up", "down", "tab", "backspace", "pageup", "pagedown", "f1", "0"]
+        "up", "down", "tab", "backspace", "pageup", "pagedown", "f1", "0", "i", "p", "F",
+        "+", "-", "g", "home", "end", "G"]
 
 
 class Recorder:
@@ -232,3 +233,51 @@ def test_lobby_cursor_follows_its_match_when_the_list_changes() -> None:
     ctl.request = listing
     trio.run(ctl.refresh)
     assert model.lobby_rows()[model.lobby_cursor]["match"] == "b"
+
+
+def test_a_chat_line_over_200_characters_is_refused_with_a_notice() -> None:
+    model = fresh(DS_STATE, "datastructures")
+    ctl, rec, _ = drive(model, ["c"])
+    for _ in range(205):
+        ctl.handle_key("x")
+    assert len(model.chat_input) == 200
+    assert "at most 200 characters" in model.notice and model.notice_error
+
+
+def test_pgup_stops_at_the_oldest_kept_log_line() -> None:
+    model = fresh(DS_STATE, "datastructures")
+    for i in range(30):
+        model.view.log.append(f"line {i}")
+    ctl, _, _ = drive(model, ["pageup"] * 20)
+    out = block_text(screen.render(model, 80, 24))
+    assert "line 0" in out  # the first page of the log, never a blank pane
+    assert "oldest kept log line" in model.notice
+
+
+def test_hint_asks_a_local_bot_and_highlights_a_legal_move(monkeypatch: Any) -> None:
+    from client.tui import hint as hint_fns
+
+    monkeypatch.setattr(hint_fns, "HINT_SECONDS", 0.05)
+    model = fresh(DS_STATE, "datastructures")
+    ctl, rec, _ = drive(model, ["H"])
+    assert rec.sent == []  # the server is never asked
+    assert model.hint is not None and model.hint["intent"] in model.view.legal
+    out = block_text(screen.render(model, 100, 40))
+    assert "Hint (search): " in out
+    model.overlay = "legal"
+    listed = block_text(screen.render(model, 100, 40))
+    assert listed.count("*") >= 1 and "  *" in listed or "*  " in listed
+    # a new position drops the hint
+    apply_message(model, dict(model.view.snapshot, seq=model.view.snapshot["seq"] + 1))
+    assert model.hint is None
+
+
+def test_hint_suggestion_is_always_legal_and_uses_only_the_seat_view() -> None:
+    from client.tui.hint import suggest
+
+    for seat in (0, 1):
+        state, _ = play_ds_until(lambda s, seat=seat: to_move(s) == seat and
+                                 s.view(0)["turn"] >= 3)
+        legal = state.legal(seat)
+        intent = suggest("datastructures", seat, state.view(seat), legal, seconds=0.05, seed=1)
+        assert intent in legal
