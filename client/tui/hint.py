@@ -9,7 +9,6 @@ still the player's choice.
 
 from __future__ import annotations
 
-import inspect
 import time
 from typing import Any
 
@@ -31,19 +30,10 @@ def suggest(game: str, seat: int, view: dict[str, Any], legal: list[dict[str, An
     if not legal:
         raise ValueError("nothing to suggest: no legal move")
     from engine.bots import get_strategy
+    from engine.bots.budget import Budget
 
-    params = inspect.signature(get_strategy).parameters
-    kwargs: dict[str, Any] = {"seed": seed}
-    if "time_budget" in params:
-        kwargs["time_budget"] = seconds
-    bot = get_strategy(strategy, **kwargs)
-    choose = bot.choose
-    if len(inspect.signature(choose).parameters) >= 5:  # choose(game, seat, view, legal, budget)
-        from engine.bots.budget import Budget
-
-        intent = choose(game, seat, view, legal, Budget.timed(seconds, time.monotonic))
-    else:
-        intent = choose(game, seat, view, legal)
+    bot = get_strategy(strategy, seed=seed)
+    intent = bot.choose(game, seat, view, legal, Budget.timed(seconds, time.monotonic))
     if intent not in legal:
         raise ValueError(f"the {strategy} strategy suggested a move that is not legal")
     return intent
