@@ -150,7 +150,7 @@ def play_turn(me: Pane, other: Pane, last: bool = False) -> None:
     turn cap ends the game with this turn, so both see the end screen instead)."""
     me.wait(r"YOUR TURN\s+phase 1", "my turn")
     other.wait(rf"{me.name}'s turn", "the other screen to say whose turn")
-    if me.has(r"pick a source \["):
+    if me.has(r"Your move: source \["):
         me.keys("Enter", "Enter")  # the first selectable source, then its first target
         me.wait(r"you took \S+ from .* onto array \d", "my play in the log")
     if me.has(r"^Your move:.*  m mulligan"):  # the prompt line, not the key hints

@@ -168,11 +168,12 @@ def hand_line(view: dict[str, Any], legal: Sequence[dict[str, Any]], selected: t
     return line
 
 
-def _thing_words(thing: tuple, view: dict[str, Any], me: int | None) -> str:
+def _thing_words(thing: tuple, view: dict[str, Any], me: int | None,
+                 glyphs: bool = True) -> str:
     kind = thing[0]
     hand = view.get("hand") or []
     if kind == "hand":
-        card = hand[thing[1]] if thing[1] < len(hand) else "?"
+        card = notation.card(hand[thing[1]], glyphs=glyphs) if thing[1] < len(hand) else "?"
         return f"hand card {thing[1] + 1} ({card})"
     if kind == "queue":
         return "the queue head"
@@ -200,7 +201,7 @@ def _key_of(thing: tuple, me: int | None) -> str:
 
 
 def prompt_line(mv: MatchView, selected: tuple | None, cursor_index: int,
-                mulligan_mode: bool = False) -> Line:
+                mulligan_mode: bool = False, glyphs: bool = True) -> Line:
     """What to do now, in words: the selectable keys, or why there is nothing to do."""
     snap = mv.snapshot or {}
     view = snap.get("view") or {}
@@ -238,14 +239,14 @@ def prompt_line(mv: MatchView, selected: tuple | None, cursor_index: int,
         elif "enqueue" in kinds:
             head = f"Phase 2: enqueue a hand card [{keys}], then q; or"
         elif options:
-            head = f"Your move: pick a source [{keys}]"
+            head = f"Your move: source [{keys}]"
         else:
             head = "Your move:"
-        tail = f" Enter: {_thing_words(cur, view, me)}" if cur else ""
-        return text(f"{head}  {'  '.join(acts)}  l list{'  ' if tail else ''}{tail}", "class:turn")
+        tail = f"  Enter: {_thing_words(cur, view, me, glyphs)}" if cur else ""
+        return text(f"{head}  {'  '.join(acts)}{tail}", "class:turn")
     keys = " ".join(_key_of(t, me) for t in options)
-    return text(f"{_thing_words(selected, view, me)} -> target [{keys}]"
-                f"  Enter: {_thing_words(cur, view, me) if cur else '-'}  Esc cancel",
+    return text(f"{_thing_words(selected, view, me, glyphs)} -> target [{keys}]"
+                f"  Enter: {_thing_words(cur, view, me, glyphs) if cur else '-'}  Esc cancel",
                 "class:turn")
 
 
@@ -371,7 +372,7 @@ def render_ds(mv: MatchView, cells: int, rows: int, *, color: bool = True,
         board.append(text(f"Hint ({hint.get('strategy', 'bot')}): {words}   "
                           "l lists the moves; it is the one marked *", "class:target"))
     if not replay:
-        board.append(prompt_line(mv, selected, cursor_index, mulligan_mode))
+        board.append(prompt_line(mv, selected, cursor_index, mulligan_mode, color))
     if cells >= 110:
         log_cells = cells - board_cells - 1
         lines = log_tail(list(log), log_cells, rows - 1, log_scroll)

@@ -296,6 +296,11 @@ def _apply_snapshot(model: Model, msg: dict[str, Any], now: float | None = None)
         _log_timeouts(mv, msg, names)
     if first:
         mv.log.append(event_text.describe_start(msg, names))
+    elif old is not None:
+        before = player_names(old)
+        for seat, name in sorted(names.items()):
+            if before.get(seat) == "(open)" and name != "(open)":
+                mv.log.append(f"{name} took seat {seat + 1}")
     if old is None or msg.get("deadline") is None or \
             (old.get("deadline") or 0) < (msg.get("deadline") or 0):
         mv.warned = False  # a new or restarted turn timer earns a new warning
