@@ -161,7 +161,7 @@ def play_turn(me: Pane, other: Pane, last: bool = False) -> None:
     else:
         me.wait(r"e end phase", "end phase offered")
         me.keys("e")
-    me.wait(r"phase 2: stack and queue", "phase 2")
+    me.wait(r"phase 2: stack & queue", "phase 2")
     if me.has(r"a hand card for your stack \["):
         me.keys("1")
         me.wait(r"stack \*s", "my stack offered as the target")

@@ -17,7 +17,7 @@ from client.tui.layout import Block, Line, log_tail, side_by_side, text
 from client.tui.model import WARN_SECONDS, MatchView, away, player_names
 from engine import notation
 
-PHASES = {"play": "phase 1: play", "discard": "phase 2: stack and queue", "over": "game over"}
+PHASES = {"play": "phase 1: play", "discard": "phase 2: stack & queue", "over": "game over"}
 
 
 def choices(legal: Sequence[dict[str, Any]], selected: tuple[Any, ...] | None) -> list[tuple]:
@@ -276,14 +276,14 @@ def header_line(mv: MatchView, now: float | None = None, replay: bool = False) -
         return line
     if isinstance(snap.get("timers"), list):
         timers = [(seat, mv.time_left(now, seat),
-                   "you" if seat == me else names.get(seat, f"seat {seat + 1}"))
+                   "your" if seat == me else f"{names.get(seat, f'seat {seat + 1}')}'s")
                   for seat in (0, 1)]
     else:  # a server that sends only the own (or, to spectators, the running) timer
         timers = [(me, mv.time_left(now), "")]
     for _seat, left, who in timers:
         if left is not None:
             style = "class:error" if left <= WARN_SECONDS else "class:dim"
-            line.append((style, f"  timer {who + ' ' if who else ''}{left:.0f}s"))
+            line.append((style, f"  {who} timer {left:.0f}s" if who else f"  timer {left:.0f}s"))
     return line
 
 
