@@ -177,6 +177,16 @@ def play_turn(me: Pane, other: Pane, last: bool = False) -> None:
     other.wait(r"YOUR TURN", "the other player's turn")
 
 
+def select(pane: Pane, row: str, what: str) -> None:
+    """In the lobby: move the cursor (Up, then Down) onto the row matching ``row``."""
+    pane.wait(row, what)
+    for key in ("Up",) * 6 + ("Down",) * 12:
+        if pane.has(rf"^.>. \S+\s+{row}"):
+            return
+        pane.keys(key)
+    pane.wait(rf"^.>. \S+\s+{row}", f"the cursor on {what}")
+
+
 def choose(pane: Pane, field: str, value: str) -> None:
     """In the create form: move to ``field`` and step its value to ``value``."""
     for _ in range(12):
@@ -280,13 +290,16 @@ def run(keep: bool) -> None:
         alice.keys("Enter")
         alice.wait(r"War\s+battle 1", "the War screen")
         bob.keys("r")
-        bob.wait(r"^.>  \S+\s+War\s+open\s+alice vs \(open seat\)", "the open War match")
+        select(bob, r"War\s+open\s+alice vs \(open seat\)", "the open War match")
         bob.keys("Enter")
         for pane in panes:
-            pane.wait(r"match running", "the War match running")
-        alice.wait(r"your flip: press f", "my flip")
-        alice.keys("f")
-        bob.keys("f")
+            pane.wait(r"Auto-flip: off\s+running", "the War match running")
+        for _ in range(12):  # a war may need several flips
+            if alice.has(r"Last battle #1"):
+                break
+            alice.wait(r"your flip: press f|Last battle #1", "my flip")
+            alice.keys("f")
+            bob.keys("f", pause=0.3)
         alice.wait(r"Last battle #1: \[.*\] vs \[.*\] +-> .+ takes \d+ cards", "a battle")
         alice.keys("F")
         bob.wait(r"alice asks to fast-forward: F agrees", "the request to fast-forward")
@@ -320,14 +333,9 @@ def run(keep: bool) -> None:
             alice.keys("f", pause=0.3)
         alice.wait(r"deck: \d+ cards.*deck: \d+ cards", "both counts")
         bob.keys("r")
-        bob.wait(r"War\s+running\s+alice vs", "the running War match")
-        for _ in range(5):
-            if bob.has(r"^.>  \S+\s+War\s+running\s+alice vs"):
-                break
-            bob.keys("Down")
-        bob.wait(r"^.>  \S+\s+War\s+running\s+alice vs", "the cursor on the War match")
+        select(bob, r"War\s+running\s+alice vs random", "the running War match")
         bob.keys("Enter")
-        bob.wait(r"Watching\s+match running", "bob watching")
+        bob.wait(r"Watching\s+running", "bob watching")
         bob.wait(r"\(watching\)", "the status line saying so")
         print("watch: ok")
         alice.keys("a")
@@ -335,8 +343,8 @@ def run(keep: bool) -> None:
         battles = int(alice.wait(r"resolved (\d+)", "battle count").group(1))
         alice.wait(rf"resolved ({battles + 2}|{battles + 3}|{battles + 4}|\d\d+)",
                    "auto-flipped battles")
-        alice.keys("+")
-        alice.wait(r"a flip every 0\.35 s", "a faster pace")
+        alice.keys("-")
+        alice.wait(r"a flip every 0\.2 s", "a slower pace")
         alice.keys("a")
         alice.wait(r"Auto-flip: off", "auto-flip off")
         print("war: ok")

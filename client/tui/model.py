@@ -294,6 +294,7 @@ def _apply_snapshot(model: Model, msg: dict[str, Any], now: float | None = None)
         mv.log.extend(event_text.describe_events(game, msg.get("events") or [], me, names,
                                                  glyphs=model.color))
         _log_timeouts(mv, msg, names)
+        _log_fast_forward(mv, old, msg)
     if first:
         mv.log.append(event_text.describe_start(msg, names))
     elif old is not None:
@@ -334,6 +335,17 @@ def _apply_snapshot(model: Model, msg: dict[str, Any], now: float | None = None)
     if model.current == match:
         model.selection = None if msg.get("seq") != (old or {}).get("seq") else model.selection
         mv.pending = False
+
+
+def _log_fast_forward(mv: MatchView, old: dict[str, Any] | None, msg: dict[str, Any]) -> None:
+    """A fast-forward step sends no events: log the battles it played in one line."""
+    asked = msg.get("fast_forward")
+    if old is None or not isinstance(asked, list) or not any(asked) or msg.get("events"):
+        return
+    before = (old.get("view") or {}).get("battles")
+    after = (msg.get("view") or {}).get("battles")
+    if isinstance(before, int) and isinstance(after, int) and after > before + 1:
+        mv.log.append(f"fast-forward: battles {before + 1} to {after} played")
 
 
 def _log_timeouts(mv: MatchView, msg: dict[str, Any], names: dict[int, str]) -> None:

@@ -147,14 +147,14 @@ def render_war(mv: MatchView, cells: int, rows: int, *, color: bool = True,
         pass
     elif isinstance(me, int):
         pace = snap.get("auto_flip_delay")
-        pace_words = f" (a flip every {pace:g} s; + faster, - slower)" \
+        pace_words = f", a flip every {pace:g} s (+ -)" \
             if snap.get("auto_flip") and isinstance(pace, (int, float)) else ""
         flip_state = "on" if snap.get("auto_flip") else "off"
-        line = f"Auto-flip: {flip_state}{pace_words}   match {status}"
+        line = f"Auto-flip: {flip_state}{pace_words}   {status}"
         line += fast_forward_words(snap, me, names)
         out.append(text(line, "class:dim"))
     else:
-        out.append(text(f"Watching   match {status}", "class:dim"))
+        out.append(text(f"Watching   {status}", "class:dim"))
     room = rows - len(out) - 1
     if room > 0:
         lines = log_tail(list(log), cells, room, log_scroll)
@@ -167,7 +167,7 @@ def fast_forward_words(snap: dict[str, Any], me: int, names: dict[int, str]) -> 
     """Who asked to fast-forward, from the snapshot's ``fast_forward`` list."""
     asked = snap.get("fast_forward")
     if not isinstance(asked, list) or len(asked) < 2 or not any(asked):
-        return "   F: fast-forward"
+        return "   F fast-forward"
     if all(asked):
         return "   fast-forwarding..."
     if asked[me]:

@@ -157,3 +157,51 @@ def test_end_screen_of_a_real_war_then_rematch_and_lobby(tmp_path: Path) -> None
         assert rows[d.model.lobby_cursor].get("match") == d.model.current  # cursor follows
 
     run_scenario(tmp_path, script)
+
+
+def test_replay_viewer_from_the_end_screen_by_keys(tmp_path: Path) -> None:
+    """A War match against the server's bot, fast-forwarded (F: the bot agrees), then
+    its replay: step, go to a move, the end, play, as the own seat saw it, back."""
+    async def script(d: Driver) -> None:
+        await d.press("c")
+        await d.until(lambda: d.model.overlay == "form", "the create form")
+        await d.cycle("right", lambda: d.model.form.fields[0]["value"], "war", "the game")
+        names = [f["name"] for f in d.model.form.fields]
+        await d.cycle("down", lambda: d.model.form.focus, names.index("cap"), "the cap")
+        await d.press("6", "0")
+        await d.cycle("down", lambda: d.model.form.focus, names.index("bot"), "the opponent")
+        await d.cycle("right", lambda: d.model.form.fields[d.model.form.focus]["value"],
+                      "random", "the bot")
+        await d.press("enter")
+        await d.until(lambda: d.mv is not None and d.mv.snapshot is not None
+                      and d.mv.snapshot.get("status") == "active", "the match")
+        await d.press("F")
+        await d.until(lambda: d.mv.finished, "the fast-forwarded end")
+        assert any(line.startswith("fast-forward: battles") for line in d.mv.log)
+        total = d.mv.snapshot["seq"]
+        await d.press("p")
+        await d.until(lambda: d.model.screen == "replay" and d.model.replay.total == total,
+                      "the replay viewer")
+        assert f"move 0/{total}" in d.screen()
+        assert d.model.replay.seat == d.mv.seat  # a seat's own match: as that seat saw it
+        await d.press("right", "right", "right")
+        await d.until(lambda: d.model.replay.position == 3, "three moves on")
+        assert "3. " in d.screen()
+        await d.press("g", "5", "5", "enter")
+        await d.until(lambda: d.model.replay.position == 55, "move 55 (a second page)")
+        await d.press("left")
+        await d.until(lambda: d.model.replay.position == 54, "one back")
+        await d.press("+", "+", "+", "+", " ")
+        await d.until(lambda: d.model.replay.position > 56, "playing")
+        await d.press(" ")
+        await d.press("\x1b[F")  # End
+        await d.until(lambda: d.model.replay.position == total, "the end")
+        assert "the end: " in d.screen()
+        await d.press("v")
+        await d.until(lambda: d.model.replay.seat is None, "as a spectator saw it")
+        assert "as a spectator saw it" in d.screen()
+        await d.press("escape")
+        await d.until(lambda: d.model.screen == "match", "back to the end screen")
+        assert "GAME OVER" in d.screen()
+
+    run_scenario(tmp_path, script)
