@@ -92,6 +92,8 @@ class Controller:
                 m.say("still here")
         elif m.overlay == "details":
             self._details_key(key)
+        elif m.overlay == "history":
+            self._history_key(key)
         elif m.overlay == "stacks":
             if key in ("escape", "v", "enter", "q"):
                 m.overlay = None
@@ -179,6 +181,8 @@ class Controller:
             m.overlay = "details"
         elif key == "p":
             self._replay_selected()
+        elif key == "h":
+            self.submit(lambda: self.load_history(None))
         elif key == "c":
             if not m.games:
                 m.say("no game list yet; press r to refresh", error=True)
@@ -237,6 +241,48 @@ class Controller:
             m.lobby_cursor = min(max(m.lobby_cursor + step, 0), max(len(rows) - 1, 0))
         else:
             m.overlay = None
+
+    def _history_key(self, key: str) -> None:
+        m = self.model
+        if key in ("up", "down"):
+            step = -1 if key == "up" else 1
+            m.history_cursor = min(max(m.history_cursor + step, 0), max(len(m.history) - 1, 0))
+        elif key in ("n", "pagedown", "right"):
+            if m.history_next is None:
+                m.say("that was the oldest page")
+                return
+            cursor = m.history_next
+            self.submit(lambda: self.load_history(cursor))
+        elif key in ("pageup", "left"):
+            if len(m.history_pages) < 2:
+                m.say("this is the newest page")
+                return
+            back = m.history_pages[-2]
+            m.history_pages = m.history_pages[:-2]
+            self.submit(lambda: self.load_history(back))
+        elif key in ("enter", "p") and m.history:
+            match = str(m.history[min(m.history_cursor, len(m.history) - 1)].get("match"))
+            m.overlay = None
+            self.submit(lambda: self.open_replay(match))
+        else:
+            m.overlay = None
+
+    async def load_history(self, before: str | None) -> None:
+        """Show one page of finished matches (``records``), newest first."""
+        msg: dict[str, Any] = {"type": "records", "limit": HISTORY_PAGE}
+        if before is not None:
+            msg["before"] = before
+        reply = await self.call(msg)
+        if reply is None:
+            return
+        m = self.model
+        m.history = list(reply.get("records") or [])
+        m.history_next = reply.get("next")
+        m.history_pages.append(before)
+        m.history_cursor, m.overlay = 0, "history"
+        if not m.history:
+            m.say("no finished matches are stored yet")
+        self.invalidate()
 
     def _replay_selected(self) -> None:
         """Open the replay viewer on the finished match under the lobby cursor."""
@@ -932,6 +978,9 @@ class Controller:
             mv.pending = False
             self.invalidate()
 
+
+#: Finished matches per page of the history overlay.
+HISTORY_PAGE = 12
 
 #: War auto-flip paces offered by + and -, seconds between flips.
 PACES = (0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0)

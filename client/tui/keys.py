@@ -13,6 +13,7 @@ KEYMAP: tuple[tuple[str, str, str], ...] = (
                        "finished one, else watch"),
     ("lobby", "i", "details of the selected match (players, options, result)"),
     ("lobby", "p", "replay the selected finished match"),
+    ("lobby", "h", "history: every stored finished match, newest first; Enter replays"),
     ("lobby", "c", "create a match (game, options, server bot opponent, seat, timer)"),
     ("lobby", "j", "join the selected match"),
     ("lobby", "w", "watch the selected match"),

@@ -174,6 +174,26 @@ def render_details(model: Model, cells: int) -> Block:
     return boxed("Match details", lines, cells)
 
 
+def render_history(model: Model, cells: int) -> Block:
+    """The finished matches overlay (one page of ``records``)."""
+    lines: Block = []
+    if not model.history:
+        lines.append(text("no finished matches stored yet"))
+    rows = model.history
+    ids, statuses = id_width(rows), status_width(rows)
+    for i, summary in enumerate(rows):
+        mark = "> " if i == model.history_cursor else "  "
+        when = _when(summary.get("finished"))[5:16]
+        style = "class:cursor" if i == model.history_cursor else ""
+        lines.append(text(f"{mark}{when} {match_row(summary, cells - 20, ids, statuses)}",
+                          style))
+    page = len(model.history_pages)
+    more = "  n older" if model.history_next else ""
+    back = "  PgUp newer" if page > 1 else ""
+    lines.append(text(f"page {page}{more}{back}   Enter replay   Esc close", "class:dim"))
+    return boxed("Finished matches", lines, cells)
+
+
 def render_form(model: Model, cells: int) -> Block:
     """The create-match form as an overlay block; the focused field's description is
     wrapped at word boundaries, never cut."""
@@ -212,5 +232,5 @@ def render_queue_picker(model: Model, cells: int) -> Block:
 def hint_items(model: Model) -> list[tuple[str, str]]:
     """The key reminders for the lobby, most useful first."""
     return [("c", "create"), ("Enter", "open"), ("i", "details"), ("m", "queue"),
-            ("w", "watch"), ("p", "replay"), ("u", "unqueue"), ("r", "refresh"),
-            ("q", "quit"), ("?", "help")]
+            ("h", "history"), ("w", "watch"), ("p", "replay"), ("u", "unqueue"),
+            ("r", "refresh"), ("q", "quit"), ("?", "help")]

@@ -146,6 +146,10 @@ class Model:
     last_game: str | None = None  # the game of the last create form sent
     exit_error: str | None = None  # why the client stopped on its own (printed on exit)
     follow: str | None = None  # a match just created: the lobby cursor goes to it
+    history: list[dict[str, Any]] = field(default_factory=list)  # finished matches shown
+    history_pages: list[str | None] = field(default_factory=list)  # cursors of pages seen
+    history_next: str | None = None  # the cursor of the next page (None: the last page)
+    history_cursor: int = 0
     replay: Any = None  # the replay viewer's state (client.tui.replay.Replay) on screen
     hint: dict[str, Any] | None = None  # the local bot's suggested intent, highlighted
     hint_busy: bool = False  # the local bot is thinking

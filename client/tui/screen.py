@@ -91,6 +91,9 @@ def hint_items(model: Model) -> list[Hint]:
         return [("Left/Right", "section"), ("Space", "next page"), ("Esc", "close")]
     if model.overlay == "details":
         return [("Enter", "open"), ("p", "replay"), ("Esc", "close"), ("?", "help")]
+    if model.overlay == "history":
+        return [("Up/Down", "choose"), ("Enter", "replay"), ("n", "older"),
+                ("PgUp", "newer"), ("Esc", "close")]
     if model.screen == "replay":
         return [("Left/Right", "step"), ("Home/End", "start/end"), ("g", "go to move"),
                 ("Space", "play/pause"), ("+/-", "speed"), ("v", "view as"), ("Esc", "back"),
@@ -206,6 +209,8 @@ def overlay(model: Model, cells: int, rows: int) -> Block:
         return lobby_view.render_details(model, box_cells)
     if model.overlay == "ratings":
         return ratings_screen.render(model, box_cells, rows)
+    if model.overlay == "history":
+        return lobby_view.render_history(model, min(cells, 110))
     if model.overlay == "form":
         return lobby_view.render_form(model, box_cells)
     if model.overlay == "chat":

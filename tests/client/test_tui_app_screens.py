@@ -203,5 +203,19 @@ def test_replay_viewer_from_the_end_screen_by_keys(tmp_path: Path) -> None:
         await d.press("escape")
         await d.until(lambda: d.model.screen == "match", "back to the end screen")
         assert "GAME OVER" in d.screen()
+        # the lobby's history lists every stored finished match; Enter replays it
+        match = d.mv.match
+        await d.press("tab")
+        await d.until(lambda: d.model.screen == "lobby", "the lobby")
+        await d.press("h")
+        await d.until(lambda: d.model.overlay == "history", "the history")
+        assert match in d.screen() and "Finished matches" in d.screen()
+        assert "random (bot) won" in d.screen() or "alice won" in d.screen() or \
+            "draw" in d.screen()
+        await d.press("enter")
+        await d.until(lambda: d.model.screen == "replay" and d.model.replay.match == match,
+                      "its replay from the lobby")
+        await d.press("escape")
+        await d.until(lambda: d.model.screen == "lobby", "back in the lobby")
 
     run_scenario(tmp_path, script)
