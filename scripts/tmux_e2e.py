@@ -351,10 +351,15 @@ def run(keep: bool) -> None:
 
         # resize: the layout uses the room and the status line moves to the new bottom
         tmux("resize-window", "-t", alice.session, "-x", "160", "-y", "50")
-        time.sleep(0.5)
-        lines = alice.screen().rstrip("\n").split("\n")
-        if len(lines) != 50 or not re.match(r" connected ", lines[-1]):
-            raise Failed("after resize the status line is not on row 50:\n" + "\n".join(lines))
+        deadline = time.monotonic() + WAIT
+        while True:  # the client redraws at the new size on SIGWINCH
+            lines = alice.screen().rstrip("\n").split("\n")
+            if len(lines) == 50 and re.match(r" connected ", lines[-1]):
+                break
+            if time.monotonic() > deadline:
+                raise Failed("after resize the status line is not on row 50:\n"
+                             + "\n".join(lines))
+            time.sleep(0.1)
         if not any(len(line.rstrip()) > 80 for line in lines):
             raise Failed("after resize nothing uses the wider screen:\n" + "\n".join(lines))
         print("resize: ok")
