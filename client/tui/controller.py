@@ -880,6 +880,15 @@ class Controller:
             if replay is self.model.replay and replay.playing:
                 await self.replay_goto(replay.position + 1)
 
+    def _replay_move(self, replay: Replay, target: int) -> None:
+        """Go to ``target`` at once when its page is here (so quick key presses add
+        up), else fetch the page first."""
+        target = replay.clamp(target)
+        if replay.missing_page(target) is None:
+            replay.position = target
+        else:
+            self.submit(lambda: self.replay_goto(target))
+
     def _replay_key(self, key: str) -> None:
         m = self.model
         replay = m.replay
@@ -894,7 +903,7 @@ class Controller:
             elif key == "enter":
                 target = int(replay.goto_input) if replay.goto_input else replay.position
                 replay.goto_input = None
-                self.submit(lambda: self.replay_goto(target))
+                self._replay_move(replay, target)
             else:
                 replay.goto_input = None
             return
@@ -902,15 +911,13 @@ class Controller:
                  "pageup": -50}
         if key in steps:
             replay.playing = False
-            target = replay.position + steps[key]
-            self.submit(lambda: self.replay_goto(target))
+            self._replay_move(replay, replay.position + steps[key])
         elif key in ("home", "0"):
             replay.playing = False
-            self.submit(lambda: self.replay_goto(0))
+            self._replay_move(replay, 0)
         elif key in ("end", "G"):
             replay.playing = False
-            total = replay.total
-            self.submit(lambda: self.replay_goto(total))
+            self._replay_move(replay, replay.total)
         elif key == "g":
             replay.playing, replay.goto_input = False, ""
         elif key in (" ", "enter"):

@@ -18,7 +18,7 @@ from engine import notation
 
 def _seat_panel(view: dict[str, Any], seat: int, names: dict[int, str], me: int | None,
                 cells: int, color: bool, big: bool, is_away: bool = False,
-                flip_note: str = "", timer: Line | None = None) -> Block:
+                flip_note: str = "", timer: Line | None = None, roomy: bool = False) -> Block:
     counts = view.get("counts") or [0, 0]
     table = (view.get("table") or [[], []])[seat] or []
     up = (view.get("up") or [None, None])[seat]
@@ -59,6 +59,13 @@ def _seat_panel(view: dict[str, Any], seat: int, names: dict[int, str], me: int 
         body = side_by_side([big_card(up, color=color), info], [BIG_WIDTH, inner])
     else:
         body = info
+    if roomy:  # room to spare: the whole pile on the table drawn large too
+        fits = max((cells - 2) // (BIG_WIDTH + 1), 1)
+        cards = table[-fits:] or [None]
+        body.append(text("the pile on the table:" if table else "nothing on the table yet",
+                         "class:dim"))
+        body.extend(side_by_side([big_card(c, color=color) for c in cards],
+                                 [BIG_WIDTH] * len(cards)))
     return boxed(title, body, cells)
 
 
@@ -125,15 +132,16 @@ def render_war(mv: MatchView, cells: int, rows: int, *, color: bool = True,
         head += f"   GAME OVER: {notation.result_words('war', result, me, names)}"
     out.append(text(head, "class:title"))
     big = rows >= 18
+    roomy = rows >= 30 and cells >= 120
     timers = [None if replay else timer_line(mv, s, now) for s in (0, 1)]
     notes = ["" if replay else _flip_note(snap, view, s, me) for s in (0, 1)]
     if cells >= 60:
         half = (cells - 1) // 2
         out.extend(side_by_side(
             [_seat_panel(view, 0, names, me, half, color, big, away(snap, 0), notes[0],
-                         timers[0]),
+                         timers[0], roomy),
              _seat_panel(view, 1, names, me, cells - 1 - half, color, big, away(snap, 1),
-                         notes[1], timers[1])],
+                         notes[1], timers[1], roomy)],
             [half, cells - 1 - half]))
     else:
         out.extend(_seat_panel(view, 0, names, me, cells, color, False, away(snap, 0),
