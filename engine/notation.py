@@ -113,6 +113,11 @@ def result_words(game: str | None, result: Mapping[str, Any] | None, me: int | N
     return f"{who}: {why}"
 
 
+#: Who played a journal row, when it was not the seat's own choice.
+BY_WORDS = {"timer": "the turn timer ran out", "auto": "auto-flip", "bot": "a bot",
+            "fast_forward": "fast-forward", "grace": "the grace period ran out"}
+
+
 class Speaker:
     """Puts intents and projected events into words for one reader.
 
@@ -199,6 +204,22 @@ class Speaker:
             return "flip"
         fields = ", ".join(f"{k}={v}" for k, v in intent.items() if k != "type")
         return f"{kind} {fields}".strip()
+
+    def move(self, move: Mapping[str, Any]) -> str:
+        """One journal row of a record: ``12. alice: play hand card 2 onto array 1``,
+        with who played it when it was not the seat itself (``[auto-flip]``)."""
+        who = self.who(move.get("seat"))
+        kind = move.get("kind")
+        if kind == "intent":
+            what = self.intent(move.get("intent") or {})
+        elif kind == "resign":
+            what = "resigns"
+        elif kind == "forfeit":
+            what = f"forfeits ({reason_words(None, move.get('reason'))})"
+        else:
+            what = str(kind)
+        by = BY_WORDS.get(str(move.get("by")))
+        return f"{move.get('seq')}. {who}: {what}" + (f" [{by}]" if by else "")
 
     # -- events ----------------------------------------------------------------
 

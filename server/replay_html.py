@@ -22,14 +22,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine import notation
-from server.replay_text import GAME_TITLES, fair_lines, move_line, options_words, player_names
+from server.replay_text import GAME_TITLES, fair_lines, options_words, player_names
 
 
 def page_data(record: Mapping[str, Any]) -> dict[str, Any]:
     """What the page's script needs: the views, and every move and event in words."""
     names = player_names(record)
     speaker = notation.Speaker(None, names, glyphs=True, game=str(record.get("game")))
-    moves = [{"seq": m.get("seq"), "text": move_line(m, speaker),
+    moves = [{"seq": m.get("seq"), "text": speaker.move(m),
               "events": speaker.events(m.get("events") or []), "view": m.get("view")}
              for m in record.get("moves") or []]
     result = record.get("result")

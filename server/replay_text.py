@@ -16,11 +16,6 @@ from typing import Any
 from engine import notation
 
 GAME_TITLES = {"datastructures": "Data Structures", "war": "War"}
-#: Who played a journal row, when it was not the seat's own choice.
-BY_WORDS = {"timer": "the turn timer ran out", "auto": "auto-flip", "bot": "a bot",
-            "grace": "the grace period ran out"}
-
-
 def player_names(record: Mapping[str, Any]) -> dict[int, str]:
     """Seat -> the name to print (bots named after their strategy, open seats as such)."""
     out: dict[int, str] = {}
@@ -76,22 +71,6 @@ def position_words(game: str | None, view: Mapping[str, Any], names: Mapping[int
     return []
 
 
-def move_line(move: Mapping[str, Any], speaker: notation.Speaker) -> str:
-    """One journal row: ``12. alice: play hand card 2 onto array 1``."""
-    who = speaker.who(move.get("seat"))
-    kind = move.get("kind")
-    if kind == "intent":
-        what = speaker.intent(move.get("intent") or {})
-    elif kind == "resign":
-        what = "resigns"
-    elif kind == "forfeit":
-        what = f"forfeits ({notation.reason_words(None, move.get('reason'))})"
-    else:
-        what = str(kind)
-    by = BY_WORDS.get(str(move.get("by")))
-    return f"{move.get('seq')}. {who}: {what}" + (f" [{by}]" if by else "")
-
-
 def fair_lines(record: Mapping[str, Any]) -> list[str]:
     """The fair-shuffle facts and what was checked."""
     lines = [f"commitment {record.get('commitment', '-')}"]
@@ -128,7 +107,7 @@ def format_record(record: Mapping[str, Any], *, glyphs: bool = True) -> str:
                                                    glyphs)]
     out.append("")
     for move in record.get("moves") or []:
-        out.append(move_line(move, speaker))
+        out.append(speaker.move(move))
         out += [f"      {line}" for line in speaker.events(move.get("events") or [])]
     out.append("")
     result = record.get("result")

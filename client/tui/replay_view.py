@@ -17,25 +17,6 @@ def _players(header: dict[str, Any]) -> list[dict[str, Any]]:
              "connected": True} for p in header.get("players") or []]
 
 
-def move_words(move: dict[str, Any], names: dict[int, str], me: int | None,
-               glyphs: bool) -> str:
-    """What a journal row did, in words: who, what, and by whom when not the player."""
-    speaker = notation.Speaker(me, names, glyphs=glyphs)
-    who = speaker.who(move.get("seat"))
-    kind = move.get("kind")
-    if kind == "intent":
-        what = speaker.intent(move.get("intent") or {})
-    elif kind == "resign":
-        what = "resign"
-    elif kind == "forfeit":
-        what = f"forfeit ({str(move.get('reason') or '').replace('_', ' ')})"
-    else:
-        what = str(kind)
-    by = {"timer": " (turn timer ran out)", "auto": " (auto-flip)",
-          "bot": " (bot)"}.get(str(move.get("by")), "")
-    return f"{move.get('seq')}. {who}: {what}{by}"
-
-
 def log_lines(replay: Replay, glyphs: bool, rows: int) -> list[str]:
     """The last moves up to the position, each with its events in words."""
     header = replay.header
@@ -49,7 +30,7 @@ def log_lines(replay: Replay, glyphs: bool, rows: int) -> list[str]:
         move = replay.move(seq)
         if move is None:
             break
-        lines = [move_words(move, names, replay.seat, glyphs)]
+        lines = [speaker.move(move)]
         lines += [f"   {x}" for x in speaker.events(move.get("events") or [])]
         out[:0] = lines
         seq -= 1

@@ -114,14 +114,24 @@ def test_rules_pages_from_the_help_by_keys(tmp_path: Path) -> None:
     run_scenario(tmp_path, script)
 
 
+async def create_war(d: Driver, cap: str, bot: str | None = None) -> None:
+    """Create a War match with the battle cap ``cap`` (typed) through the form."""
+    await d.press("c")
+    await d.until(lambda: d.model.overlay == "form", "the create form")
+    await d.cycle("right", lambda: d.model.form.fields[0]["value"], "war", "the game")
+    names = [f["name"] for f in d.model.form.fields]
+    await d.cycle("down", lambda: d.model.form.focus, names.index("cap"), "the cap")
+    await d.press(*cap)
+    if bot is not None:
+        await d.cycle("down", lambda: d.model.form.focus, names.index("bot"), "the opponent")
+        await d.cycle("right", lambda: d.model.form.fields[d.model.form.focus]["value"], bot,
+                      "the bot")
+    await d.press("enter")
+
+
 def test_end_screen_of_a_real_war_then_rematch_and_lobby(tmp_path: Path) -> None:
     async def script(d: Driver) -> None:
-        await d.press("c")
-        await d.until(lambda: d.model.overlay == "form", "the create form")
-        await d.cycle("right", lambda: d.model.form.fields[0]["value"], "war", "the game")
-        names = [f["name"] for f in d.model.form.fields]
-        await d.cycle("down", lambda: d.model.form.focus, names.index("cap"), "the cap")
-        await d.press("3", "enter")  # cap 3 battles: typed, then create
+        await create_war(d, "3")  # cap 3 battles, an open seat
         await d.until(lambda: d.mv is not None and d.mv.snapshot is not None, "the match")
         assert d.mv.snapshot["status"] == "waiting"
         # a second player joins; then flip until the cap ends it
@@ -163,16 +173,7 @@ def test_replay_viewer_from_the_end_screen_by_keys(tmp_path: Path) -> None:
     """A War match against the server's bot, fast-forwarded (F: the bot agrees), then
     its replay: step, go to a move, the end, play, as the own seat saw it, back."""
     async def script(d: Driver) -> None:
-        await d.press("c")
-        await d.until(lambda: d.model.overlay == "form", "the create form")
-        await d.cycle("right", lambda: d.model.form.fields[0]["value"], "war", "the game")
-        names = [f["name"] for f in d.model.form.fields]
-        await d.cycle("down", lambda: d.model.form.focus, names.index("cap"), "the cap")
-        await d.press("6", "0")
-        await d.cycle("down", lambda: d.model.form.focus, names.index("bot"), "the opponent")
-        await d.cycle("right", lambda: d.model.form.fields[d.model.form.focus]["value"],
-                      "random", "the bot")
-        await d.press("enter")
+        await create_war(d, "60", bot="random")
         await d.until(lambda: d.mv is not None and d.mv.snapshot is not None
                       and d.mv.snapshot.get("status") == "active", "the match")
         await d.press("F")
