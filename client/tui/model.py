@@ -306,8 +306,9 @@ def _apply_snapshot(model: Model, msg: dict[str, Any], now: float | None = None)
         for seat, name in sorted(names.items()):
             if before.get(seat) == "(open)" and name != "(open)":
                 mv.log.append(f"{name} took seat {seat + 1}")
-    if old is None or msg.get("deadline") is None or \
-            (old.get("deadline") or 0) < (msg.get("deadline") or 0):
+    left = mv.time_left(None, me if isinstance(me, int) else -1)
+    if old is None or left is None or (msg.get("seq") != old.get("seq")
+                                       and left > WARN_SECONDS):
         mv.warned = False  # a new or restarted turn timer earns a new warning
     if msg.get("status") == "finished" and (old is None or old.get("status") != "finished"):
         mv.log.append(event_text.describe_result(msg, names))

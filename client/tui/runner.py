@@ -43,7 +43,7 @@ from client.session import (
 )
 from client.state import SessionMemory
 from client.tui.controller import Controller
-from client.tui.model import Model, apply_message
+from client.tui.model import WARN_SECONDS, Model, apply_message
 from protocol.errors import ProtocolError
 
 log = logging.getLogger(__name__)
@@ -359,12 +359,35 @@ async def _watch_rtt(controller: Controller, session: Any) -> None:
 
 
 async def _tick_timers(controller: Controller) -> None:
-    """Redraw once a second while the match on screen runs a turn timer."""
+    """Redraw once a second while the match on screen runs a turn timer, and warn once
+    per turn when the own timer is down to :data:`WARN_SECONDS`."""
     while True:
         await trio.sleep(1.0)
-        mv = controller.model.view
+        model = controller.model
+        mv = model.view
         if mv is not None and mv.time_left(None) is not None:
+            warn_if_late(model, time.monotonic())
             controller.invalidate()
+
+
+def warn_if_late(model: Model, now: float) -> None:
+    """Say, once per running turn timer, that the own move is due within
+    :data:`WARN_SECONDS` (and what happens then)."""
+    mv = model.view
+    if mv is None or mv.seat is None or mv.warned or not mv.legal:
+        return
+    left = mv.time_left(now, mv.seat)
+    if left is None or left > WARN_SECONDS:
+        return
+    mv.warned = True
+    snap = mv.snapshot or {}
+    limit = snap.get("timeout_limit")
+    done = (snap.get("timeouts") or [0, 0])[mv.seat] if isinstance(snap.get("timeouts"),
+                                                                   list) else 0
+    then = "the server moves for you"
+    if isinstance(limit, int) and limit and done + 1 >= limit:
+        then = "you forfeit (that would be one timeout too many)"
+    model.say(f"{left:.0f} s left for your move: then {then}", error=True)
 
 
 async def _poll_lobby(controller: Controller) -> None:

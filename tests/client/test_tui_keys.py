@@ -281,3 +281,30 @@ def test_hint_suggestion_is_always_legal_and_uses_only_the_seat_view() -> None:
         legal = state.legal(seat)
         intent = suggest("datastructures", seat, state.view(seat), legal, seconds=0.05, seed=1)
         assert intent in legal
+
+
+def test_a_turn_timer_at_10_seconds_warns_once() -> None:
+    from client.tui.runner import warn_if_late
+
+    model = Model(name="alice")
+    snap = snapshot_of(DS_STATE, "datastructures", to_move(DS_STATE))
+    me = snap["seat"]
+    snap.update(deadline=30.0, timers=[None, None], timeouts=[0, 0], timeout_limit=3)
+    snap["timers"][me] = 30.0
+    apply_message(model, snap, now=100.0)
+    warn_if_late(model, 110.0)
+    assert model.notice == ""  # 20 s left: no warning yet
+    warn_if_late(model, 121.0)
+    assert model.notice == "9 s left for your move: then the server moves for you"
+    model.notice = ""
+    warn_if_late(model, 125.0)
+    assert model.notice == ""  # once per turn
+    out = block_text(screen.render(model, 80, 24, now=125.0))
+    assert "your timer 5s" in out
+    # one timeout short of the limit: the warning says what is at stake
+    again = dict(snap, seq=snap["seq"] + 1, timeouts=[2, 2], deadline=30.0)
+    apply_message(model, again, now=200.0)
+    warn_if_late(model, 221.0)
+    assert "you forfeit" in model.notice
+    assert any("timed out (2 in a row; one more forfeits)" in line
+               for line in model.view.log)
