@@ -29,7 +29,8 @@ from typing import Any
 #: Flags for a quiet, local, throwaway browser.
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run",
-         "--disable-default-apps", "--remote-debugging-pipe")
+         "--disable-default-apps", "--disable-breakpad", "--disable-crash-reporter",
+         "--remote-debugging-pipe")
 #: DevTools key descriptions for the keys the page knows.
 KEY_CODES = {"ArrowRight": 39, "ArrowLeft": 37, "Home": 36, "End": 35, " ": 32}
 
@@ -74,7 +75,9 @@ class Browser:
             [self.binary, *FLAGS, f"--user-data-dir={self.profile}",
              f"--window-size={width},{height}", "about:blank"],
             pass_fds=(3, 4), preexec_fn=child_pipes, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            # everything the browser writes stays in the throwaway profile
+            env={**os.environ, "XDG_CONFIG_HOME": self.profile, "XDG_CACHE_HOME": self.profile})
         os.close(to_child_r)
         os.close(from_child_w)
         self._next_id = 0

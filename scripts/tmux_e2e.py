@@ -70,11 +70,13 @@ class Pane:
     """One client in its own tmux session."""
 
     def __init__(self, session: str, name: str, port: int, cells: int = 80, rows: int = 24,
-                 color: bool = True):
+                 color: bool = True, config: Path | None = None):
         self.session = session
         self.name = name
         flag = "" if color else " --no-color"
-        command = (f"{BIN / 'cardclient'} connect 127.0.0.1:{port} --name {name}{flag} "
+        # a fresh config directory: the create form's remembered choices are this run's
+        home = f"XDG_CONFIG_HOME={config} " if config is not None else ""
+        command = (f"{home}{BIN / 'cardclient'} connect 127.0.0.1:{port} --name {name}{flag} "
                    f"2>{session}.err; echo CLIENT-EXITED-$?; sleep 30")
         tmux("new-session", "-d", "-s", session, "-x", str(cells), "-y", str(rows),
              "-c", str(tempfile.gettempdir()), command)
@@ -212,8 +214,8 @@ def run(keep: bool) -> None:
     started = time.monotonic()
     try:
         server.start()
-        alice = Pane(f"{tag}a", "alice", port)
-        bob = Pane(f"{tag}b", "bob", port, color=False)
+        alice = Pane(f"{tag}a", "alice", port, config=work / "alice")
+        bob = Pane(f"{tag}b", "bob", port, color=False, config=work / "bob")
         panes += [alice, bob]
         for pane in panes:
             pane.wait(r"Games: datastructures, war", "the lobby")

@@ -174,16 +174,20 @@ async def run_client(host: str | None, port: int | None, name: str, *, color: bo
         login: a :class:`client.tui.runner.Login` (password, registration).
         on_model: for tests: called with the model once it exists.
     """
+    from client.tui import prefs
     from client.tui.app import build_app
     from client.tui.controller import Controller
     from client.tui.model import Model
     from client.tui.runner import TrioBridge, network_main, run_with_trio_guest
 
-    model = Model(name=name, color=color)
+    model = Model(name=name, color=color, form_memory=prefs.load())
+    if model.form_memory:
+        model.last_game = list(model.form_memory)[-1]  # the game created last
     if callable(on_model):
         on_model(model)
     bridge = TrioBridge()
     controller = Controller(model, submit=bridge.submit)
+    controller.on_remember = prefs.save
     app = build_app(controller, color=color, input=input, output=output)
     loop = asyncio.get_running_loop()
     try:  # SIGTERM quits as cleanly as Ctrl-C (the terminal is restored)

@@ -58,6 +58,8 @@ class Controller:
         self.submit: Submit = submit or (lambda fn: None)
         self.invalidate = invalidate or (lambda: None)
         self.on_quit = on_quit or (lambda: None)
+        #: called with the create-form memory after each create (cardclient keeps it)
+        self.on_remember: Callable[[dict[str, dict[str, Any]]], None] = lambda memory: None
 
     # ------------------------------------------------------------------ keys
 
@@ -322,6 +324,7 @@ class Controller:
             msg = form_fns.to_request(form)
             form_fns.remember(form, m.form_memory)
             m.last_game = form.game
+            self.on_remember(m.form_memory)
             m.overlay, m.form = None, None
             self.submit(lambda: self.create(msg))
 

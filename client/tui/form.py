@@ -166,7 +166,9 @@ def _allowed(field: dict[str, Any], value: Any) -> bool:
 
 
 def remember(form: CreateForm, memory: dict[str, dict[str, Any]]) -> None:
-    """Keep the form's values as the next form's starting values for its game."""
+    """Keep the form's values as the next form's starting values for its game (the
+    game used last is the last key)."""
+    memory.pop(form.game, None)
     memory[form.game] = {f["name"]: f["value"] for f in form.fields}
 
 

@@ -21,8 +21,10 @@ from client.tui.screen import render
 from tests.client.test_tui_app import KEYS, Driver, run_scenario
 
 
-def test_connection_screen_counts_down_then_q_quits() -> None:
+def test_connection_screen_counts_down_then_q_quits(tmp_path: Path,
+                                                   monkeypatch: Any) -> None:
     """A server that refuses: the screen says so, counts down, and q quits."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     attempts: list[int] = []
     seen: list[str] = []
 
@@ -67,7 +69,10 @@ def test_connection_screen_counts_down_then_q_quits() -> None:
     assert "Games:" not in screen  # not an empty-looking lobby
 
 
-def test_a_host_that_does_not_resolve_ends_the_client_with_an_error() -> None:
+def test_a_host_that_does_not_resolve_ends_the_client_with_an_error(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+
     async def unknown() -> trio.SocketStream:
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
 
@@ -220,3 +225,23 @@ def test_replay_viewer_from_the_end_screen_by_keys(tmp_path: Path) -> None:
         await d.until(lambda: d.model.screen == "lobby", "back in the lobby")
 
     run_scenario(tmp_path, script)
+
+
+def test_create_form_choices_are_kept_between_runs(tmp_path: Path, monkeypatch: Any) -> None:
+    from client.tui import form as form_fns
+    from client.tui import prefs
+    from engine.registry import get_game
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert prefs.load() == {}
+    games = [get_game(g).describe() for g in ("datastructures", "war")]
+    memory: dict[str, Any] = {}
+    form = form_fns.new_form(games, "war")
+    form.fields[[f["name"] for f in form.fields].index("short_war")]["value"] = "lose"
+    form_fns.remember(form, memory)
+    prefs.save(memory)
+    assert (tmp_path / "cardclient" / "create.json").exists()
+    again = form_fns.new_form(games, "war", prefs.load())
+    assert {f["name"]: f["value"] for f in again.fields}["short_war"] == "lose"
+    (tmp_path / "cardclient" / "create.json").write_text("not json")
+    assert prefs.load() == {}  # an unreadable file is an empty memory
