@@ -386,8 +386,7 @@ class Controller:
         if key in ("f", " "):
             intent = sel.action(mv.legal, "flip")
             if intent is None:
-                self.model.say("nothing to flip now" if mv.seat is not None
-                               else "spectators cannot flip")
+                self.model.say(self._why_no_flip(mv))
                 return
             self._send_intent(mv, intent)
         elif key == "a":
@@ -948,6 +947,22 @@ class Controller:
             m.screen = back if back == "match" and m.view is not None else "lobby"
             if m.screen == "lobby":
                 self.submit(self.refresh)
+
+    @staticmethod
+    def _why_no_flip(mv: MatchView) -> str:
+        """Why ``f`` does nothing now, read off the War view."""
+        snap = mv.snapshot or {}
+        view = snap.get("view") or {}
+        if mv.seat is None:
+            return "spectators cannot flip"
+        if snap.get("status") == "waiting":
+            return "the match starts when the other seat is taken"
+        if (view.get("stands") or [False, False])[mv.seat]:
+            return "you are out of cards: your last face-up card stands for this war"
+        if mv.seat not in (view.get("waiting") or []):
+            other = player_names(snap).get(1 - mv.seat, "the opponent")
+            return f"you have flipped: waiting for {other}"
+        return "nothing to flip now"
 
     def _whose_move(self, mv: MatchView) -> str:
         snap = mv.snapshot or {}
