@@ -493,8 +493,8 @@ class Controller:
         view = (mv.snapshot or {}).get("view") or {}
         if m.selection is None:
             if thing not in sel.sources(legal):
-                m.say(f"{_words(thing)}: {explain.why_not_source(thing, view, mv.seat, legal, glyphs=m.color)}",
-                      error=True)
+                why = explain.why_not_source(thing, view, mv.seat, legal, glyphs=m.color)
+                m.say(why if thing[0] == "hand" else f"{_words(thing)}: {why}", error=True)
                 return
             m.selection, m.cursor = thing, 0
             m.say("")

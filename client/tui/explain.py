@@ -53,7 +53,7 @@ def _needs(arr: Mapping[str, Any], index: int, glyphs: bool) -> str:
     if arr.get("closed"):
         return f"{notation.array_name(index)} is closed"
     if not arr.get("cards"):
-        return f"{notation.array_name(index)} is empty (it starts from the hand)"
+        return f"{notation.array_name(index)} is empty (hand only)"
     return f"{notation.array_name(index)} needs {arr.get('next')}"
 
 
@@ -88,7 +88,7 @@ def why_not_source(thing: Thing, view: Mapping[str, Any], me: int | None,
     if phase != "play":
         return "nothing can be played now"
     if _rank(card) == "A":
-        return f"{shown} is an ace: aces never go on arrays (stack, queue or mulligan only)"
+        return f"{shown} is an ace: aces never go on arrays"
     fits = [_needs(arr, i, glyphs) for i, arr in enumerate(_arrays(view, me))]
     if thing[0] != "hand" and all(not arr.get("cards") or arr.get("closed")
                                   for arr in _arrays(view, me)):
