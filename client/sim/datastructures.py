@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from client.sim.plot import plot_lengths
 from client.sim.report import Progress, bins_of, describe, histogram, positive_int
 from engine.core import RuleError
 from engine.playout import play_out
@@ -152,6 +153,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cap", type=int, default=None,
                         help="turn cap per game (D12; default: the game's default, 500)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--plot", metavar="FILE.svg",
+                        help="also draw the game-length histogram as an SVG file")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -175,7 +178,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out))
     else:
         print(format_report(summary, args.seed, cap, [r.turns for r in results], elapsed))
-    return 0
+    return plot_lengths(args.plot, [r.turns for r in results], "turns",
+                        f"Data Structures: turns per game ({args.games} games, seed {args.seed})")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -115,6 +115,24 @@ def tournament_svg(rows: Sequence[dict], *, title: str) -> str:
     return _svg(body, title, WIDTH, height)
 
 
+def plot_lengths(path: str | None, values: Sequence[Number], unit: str, title: str) -> int:
+    """``--plot``: write the histogram of ``values`` to ``path`` (nothing when None).
+
+    Returns the exit status: 0 written (or not asked), 1 the file cannot be written
+    (said on stderr).
+    """
+    if path is None:
+        return 0
+    try:
+        write(path, histogram_svg(values, title=title, unit=unit))
+    except OSError as exc:
+        import sys
+
+        print(f"cardsim: cannot write {path}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def write(path: str, svg: str) -> None:
     """Save ``svg`` to ``path``.
 

@@ -417,6 +417,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                         help="worker processes (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--plot", metavar="FILE.svg",
+                        help="also draw the table as an SVG chart (win share with 95%% interval)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -464,4 +466,14 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(to_json(result), indent=2))
     else:
         print(format_table(result))
+    if args.plot:
+        from client.sim.plot import tournament_svg, write
+
+        title = (f"{args.game}: {args.games} games per pairing, "
+                 f"{args.time_budget:g} s per move")
+        try:
+            write(args.plot, tournament_svg(to_json(result)["table"], title=title))
+        except OSError as exc:
+            print(f"cardsim tournament: cannot write {args.plot}: {exc}", file=sys.stderr)
+            return 1
     return 0

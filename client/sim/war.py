@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from client.sim.plot import plot_lengths
 from client.sim.report import Progress, bins_of, describe, histogram, positive_int
 from engine.core import RuleError
 from engine.playout import play_out
@@ -151,6 +152,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cap", type=positive_int, default=10000,
                         help="W5: battle cap per game (default %(default)s)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--plot", metavar="FILE.svg",
+                        help="also draw the game-length histogram as an SVG file")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -175,4 +178,5 @@ def run(args: argparse.Namespace) -> int:
                           "elapsed": round(elapsed, 4)}))
     else:
         print(format_report(summary, args.seed, options, [r.battles for r in results], elapsed))
-    return 0
+    return plot_lengths(args.plot, [r.battles for r in results], "battles",
+                        f"War: battles per game ({args.games} games, seed {args.seed})")
