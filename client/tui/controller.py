@@ -24,8 +24,7 @@ from client.tui import hint as hint_fns
 from client.tui import selection as sel
 from client.tui.ds_view import choices
 from client.tui.model import MatchView, Model, error_words, has_open_seat, player_names
-from client.tui.replay import PAGE as REPLAY_PAGE
-from client.tui.replay import Replay
+from client.tui.replay_control import ReplayControl
 from client.tui.screen import help_pages, help_sections
 
 Submit = Callable[[Callable[[], Awaitable[None]]], None]
@@ -58,6 +57,7 @@ class Controller:
         self.submit: Submit = submit or (lambda fn: None)
         self.invalidate = invalidate or (lambda: None)
         self.on_quit = on_quit or (lambda: None)
+        self.replays = ReplayControl(self)
         #: called with the create-form memory after each create (cardclient keeps it)
         self.on_remember: Callable[[dict[str, dict[str, Any]]], None] = lambda memory: None
 
@@ -106,7 +106,7 @@ class Controller:
             else:
                 m.say("leave cancelled")
         elif m.screen == "replay":
-            self._replay_key(key)
+            self.replays.key(key)
         elif m.screen == "lobby":
             self._lobby_key(key)
         else:
@@ -265,7 +265,7 @@ class Controller:
         elif key in ("enter", "p") and m.history:
             match = str(m.history[min(m.history_cursor, len(m.history) - 1)].get("match"))
             m.overlay = None
-            self.submit(lambda: self.open_replay(match))
+            self.submit(lambda: self.replays.open(match))
         else:
             m.overlay = None
 
@@ -298,7 +298,7 @@ class Controller:
             m.say("only finished matches can be replayed (their seed is revealed)")
             return
         match = str(summary.get("match"))
-        self.submit(lambda: self.open_replay(match))
+        self.submit(lambda: self.replays.open(match))
 
     def _form_key(self, key: str) -> None:
         m = self.model
@@ -748,7 +748,7 @@ class Controller:
             self.submit(lambda: self.rematch(mv))
         elif key == "p":
             match = mv.match
-            self.submit(lambda: self.open_replay(match))
+            self.submit(lambda: self.replays.open(match))
         elif key == "escape":
             mv.end_closed = not mv.end_closed
         elif key in ("pageup", "pagedown") and mv.end_closed:
@@ -798,155 +798,6 @@ class Controller:
             if pair[0] in options:
                 m.cursor = options.index(pair[0])
         m.say(f"hint: {sel.describe_intent(intent, (snap.get('view') or {}).get('hand'), seat, m.color)}")
-
-    # -- the replay viewer ------------------------------------------------------
-
-    async def open_replay(self, match: str, seat: int | None = -1) -> None:
-        """Open the replay viewer on finished ``match``: its first page of moves, as
-        the own seat saw it when this session played it (``seat`` -1), else as a
-        spectator saw it."""
-        m = self.model
-        mv = m.views.get(match)
-        if seat == -1:
-            seat = mv.seat if mv is not None else None
-        replay = Replay(match, seat=seat, back_to=m.screen if m.screen != "replay" else "lobby")
-        if not await self._fetch_page(replay, 0):
-            if seat is None:
-                return
-            replay.seat = None  # not this seat's match after all: the public record
-            if not await self._fetch_page(replay, 0):
-                return
-        m.replay, m.screen, m.overlay = replay, "replay", None
-        m.say(f"replay of match {match}: {replay.total} moves")
-        self.invalidate()
-
-    async def _fetch_page(self, replay: Replay, offset: int) -> bool:
-        """Fetch the page of moves from ``offset``; False (and a notice) on an error."""
-        msg: dict[str, Any] = {"type": "record", "match": replay.match, "offset": offset,
-                               "limit": REPLAY_PAGE}
-        if replay.seat is not None:
-            msg["seat"] = replay.seat
-        replay.loading = True
-        try:
-            reply = await self.call(msg)
-        finally:
-            replay.loading = False
-        if reply is None or not isinstance(reply.get("record"), dict):
-            replay.error = self.model.notice
-            return False
-        replay.take(reply["record"])
-        replay.error = ""
-        self.invalidate()
-        return True
-
-    async def replay_goto(self, position: int) -> None:
-        """Move the replay to ``position``, fetching its page first if needed."""
-        replay = self.model.replay
-        if replay is None:
-            return
-        position = replay.clamp(position)
-        offset = replay.missing_page(position)
-        if offset is not None and not await self._fetch_page(replay, offset):
-            replay.playing = False
-            return
-        replay.position = position
-        self.invalidate()
-
-    async def replay_view_as(self, seat: int | None) -> None:
-        """See the replay through another pair of eyes (the server checks the seat)."""
-        replay = self.model.replay
-        if replay is None:
-            return
-        other = Replay(replay.match, seat=seat, position=replay.position, speed=replay.speed,
-                       back_to=replay.back_to)
-        offset = max(((replay.position - 1) // REPLAY_PAGE) * REPLAY_PAGE, 0)
-        if await self._fetch_page(other, offset) and offset:
-            await self._fetch_page(other, 0)  # the header and opening come with any page
-        if other.header:
-            self.model.replay = other
-            self.model.say("as a spectator saw it" if seat is None else
-                           f"as seat {seat + 1} saw it (that seat's projection)")
-        self.invalidate()
-
-    async def replay_play(self) -> None:
-        """Play the replay forward at its speed until paused or at the end."""
-        while True:
-            replay = self.model.replay
-            if replay is None or not replay.playing or self.model.screen != "replay":
-                return
-            if replay.position >= replay.total:
-                replay.playing = False
-                self.invalidate()
-                return
-            await trio.sleep(1.0 / replay.speed)
-            if replay is self.model.replay and replay.playing:
-                await self.replay_goto(replay.position + 1)
-
-    def _replay_move(self, replay: Replay, target: int) -> None:
-        """Go to ``target`` at once when its page is here (so quick key presses add
-        up), else fetch the page first."""
-        target = replay.clamp(target)
-        if replay.missing_page(target) is None:
-            replay.position = target
-        else:
-            self.submit(lambda: self.replay_goto(target))
-
-    def _replay_key(self, key: str) -> None:
-        m = self.model
-        replay = m.replay
-        if replay is None:
-            m.screen = "lobby"
-            return
-        if replay.goto_input is not None:
-            if key.isdigit() and len(key) == 1:
-                replay.goto_input = (replay.goto_input + key)[-6:]
-            elif key == "backspace":
-                replay.goto_input = replay.goto_input[:-1]
-            elif key == "enter":
-                target = int(replay.goto_input) if replay.goto_input else replay.position
-                replay.goto_input = None
-                self._replay_move(replay, target)
-            else:
-                replay.goto_input = None
-            return
-        steps = {"right": 1, "left": -1, "down": 10, "up": -10, "pagedown": 50,
-                 "pageup": -50}
-        if key in steps:
-            replay.playing = False
-            self._replay_move(replay, replay.position + steps[key])
-        elif key in ("home", "0"):
-            replay.playing = False
-            self._replay_move(replay, 0)
-        elif key in ("end", "G"):
-            replay.playing = False
-            self._replay_move(replay, replay.total)
-        elif key == "g":
-            replay.playing, replay.goto_input = False, ""
-        elif key in (" ", "enter"):
-            replay.playing = not replay.playing
-            if replay.playing:
-                if replay.position >= replay.total:
-                    replay.position = 0
-                self.submit(self.replay_play)
-        elif key in ("+", "="):
-            replay.faster()
-        elif key == "-":
-            replay.slower()
-        elif key == "v":
-            choices: list[int | None] = [None, *replay.own_seats]
-            if len(choices) == 1:
-                m.say("only a spectator's view: you did not play this match")
-                return
-            i = choices.index(replay.seat) if replay.seat in choices else 0
-            seat = choices[(i + 1) % len(choices)]
-            self.submit(lambda: self.replay_view_as(seat))
-        elif key in ("escape", "q", "tab"):
-            replay.playing = False
-            back = replay.back_to
-            m.replay = None
-            m.screen = back if back == "match" and m.view is not None else "lobby"
-            if m.screen == "lobby":
-                self.submit(self.refresh)
 
     @staticmethod
     def _why_no_flip(mv: MatchView) -> str:
