@@ -74,6 +74,7 @@ def run(keep: bool) -> None:
         sys.exit(77)
     work = Path(tempfile.mkdtemp(prefix="cardclient-resume-"))
     os.environ["XDG_STATE_HOME"] = str(work / "state")  # the tmux server inherits it
+    os.environ["XDG_CONFIG_HOME"] = str(work / "config")  # the create form's memory too
     port = e2e.free_port()
     server = e2e.Server(port, work / "resume.db", work / "server.log")
     tag = f"resume{os.getpid()}"
@@ -85,15 +86,15 @@ def run(keep: bool) -> None:
         panes.append(alice)
         alice.wait(r"Games: datastructures, war", "the lobby")
         alice.keys("c")
-        alice.wait(r"> game\s+< datastructures >", "the form")
+        alice.wait(r"> game\s+< Data Structures >", "the form")
         alice.keys("Right")
-        alice.wait(r"> game\s+< war >", "war chosen")
+        alice.wait(r"> game\s+< War >", "war chosen")
         for _ in range(10):
             if alice.has(r"> opponent"):
                 break
             alice.keys("Down")
         alice.keys("Right")
-        alice.wait(r"> opponent\s+< random >", "the bot opponent")
+        alice.wait(r"> opponent\s+< the server's random bot >", "the bot opponent")
         alice.keys("Enter")
         alice.wait(r"War\s+battle 1", "the War screen")
         match = alice.wait(r"  war (m[0-9a-f]{6,})  ", "the match id on the status line").group(1)

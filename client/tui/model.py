@@ -312,6 +312,8 @@ def _apply_snapshot(model: Model, msg: dict[str, Any], now: float | None = None)
         mv.warned = False  # a new or restarted turn timer earns a new warning
     if msg.get("status") == "finished" and (old is None or old.get("status") != "finished"):
         mv.log.append(event_text.describe_result(msg, names))
+        if not model.notice_error:
+            model.notice = ""  # "reconnected", "auto-flip on": stale once the game is over
         rating_lines = rating_change_lines(msg.get("result"), msg.get("seat"))
         mv.log.extend(rating_lines)
         mine = [line for line in rating_lines if line.startswith(("You:", "Rated match"))]
@@ -321,8 +323,6 @@ def _apply_snapshot(model: Model, msg: dict[str, Any], now: float | None = None)
         line = shuffle_line(msg)
         if line:
             mv.log.append(line)
-        if not model.notice_error:
-            model.notice = ""  # "reconnected", "auto-flip on": stale once the game is over
     if model.queued and msg.get("game") == model.queued and first:
         model.queued = None  # matchmaking paired us
         if model.notice.startswith("queued"):

@@ -9,21 +9,20 @@ projection (``record`` with or without ``seat``); the client only draws it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import trio
 
 from client.tui.replay import PAGE as REPLAY_PAGE
 from client.tui.replay import Replay
 
-if TYPE_CHECKING:
-    from client.tui.controller import Controller
-
 
 class ReplayControl:
     """The replay viewer's presenter (see the module docstring)."""
 
-    def __init__(self, controller: Controller) -> None:
+    def __init__(self, controller: Any) -> None:
+        """``controller``: the :class:`~client.tui.controller.Controller` it belongs to
+        (its model, ``call``, ``submit``, ``invalidate`` and ``refresh`` are used)."""
         self.ctl = controller
 
     async def open(self, match: str, seat: int | None = -1) -> None:
