@@ -232,5 +232,5 @@ def render_queue_picker(model: Model, cells: int) -> Block:
 def hint_items(model: Model) -> list[tuple[str, str]]:
     """The key reminders for the lobby, most useful first."""
     return [("c", "create"), ("Enter", "open"), ("i", "details"), ("m", "queue"),
-            ("h", "history"), ("w", "watch"), ("p", "replay"), ("u", "unqueue"),
-            ("r", "refresh"), ("q", "quit"), ("?", "help")]
+            ("h", "history"), ("L", "leaderboard"), ("P", "profile"), ("w", "watch"),
+            ("p", "replay"), ("u", "unqueue"), ("r", "refresh"), ("q", "quit"), ("?", "help")]

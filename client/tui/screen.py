@@ -91,6 +91,9 @@ def hint_items(model: Model) -> list[Hint]:
         return [("Left/Right", "section"), ("Space", "next page"), ("Esc", "close")]
     if model.overlay == "details":
         return [("Enter", "open"), ("p", "replay"), ("Esc", "close"), ("?", "help")]
+    if model.overlay == "ratings":
+        return [("Left/Right", "game"), ("PgUp/PgDn", "page"), ("Enter", "profile"),
+                ("Esc", "close")]
     if model.overlay == "history":
         return [("Up/Down", "choose"), ("Enter", "replay"), ("n", "older"),
                 ("PgUp", "newer"), ("Esc", "close")]
