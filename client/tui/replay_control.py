@@ -31,7 +31,8 @@ class ReplayControl:
         spectator saw it."""
         m = self.ctl.model
         mv = m.views.get(match)
-        if seat == -1:
+        own = seat == -1
+        if own:
             seat = mv.seat if mv is not None else None
         replay = Replay(match, seat=seat, back_to=m.screen if m.screen != "replay" else "lobby")
         if not await self._fetch_page(replay, 0):
@@ -40,6 +41,11 @@ class ReplayControl:
             replay.seat = None  # not this seat's match after all: the public record
             if not await self._fetch_page(replay, 0):
                 return
+        if own and replay.seat is None and replay.own_seats:
+            # a match this session played (the server says which seat): as it saw it
+            mine = Replay(match, seat=replay.own_seats[0], back_to=replay.back_to)
+            if await self._fetch_page(mine, 0):
+                replay = mine
         m.replay, m.screen, m.overlay = replay, "replay", None
         m.say(f"replay of match {match}: {replay.total} moves")
         self.ctl.invalidate()

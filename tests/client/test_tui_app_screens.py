@@ -221,6 +221,7 @@ def test_replay_viewer_from_the_end_screen_by_keys(tmp_path: Path) -> None:
         await d.press("enter")
         await d.until(lambda: d.model.screen == "replay" and d.model.replay.match == match,
                       "its replay from the lobby")
+        assert d.model.replay.seat is not None  # one of ours: as our seat saw it
         await d.press("escape")
         await d.until(lambda: d.model.screen == "lobby", "back in the lobby")
 
