@@ -394,12 +394,14 @@ class Controller:
                 self.model.say("spectators have no auto-flip")
                 return
             on = not bool((mv.snapshot or {}).get("auto_flip"))
-            self.submit(lambda: self.auto_flip(mv.match, on))
+            pace = self.model.flip_pace if on else None  # the pace chosen last, if any
+            self.submit(lambda: self.auto_flip(mv.match, on, pace))
         elif key in ("+", "-", "="):
             if mv.seat is None:
                 self.model.say("spectators have no auto-flip")
                 return
             delay = pace_step(auto_flip_delay(mv), faster=key != "-")
+            self.model.flip_pace = delay  # the setting: later matches start at this pace
             self.submit(lambda: self.auto_flip(mv.match, True, delay))
         elif key == "F":
             if mv.seat is None:

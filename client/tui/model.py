@@ -153,6 +153,7 @@ class Model:
     replay: Any = None  # the replay viewer's state (client.tui.replay.Replay) on screen
     hint: dict[str, Any] | None = None  # the local bot's suggested intent, highlighted
     hint_busy: bool = False  # the local bot is thinking
+    flip_pace: float | None = None  # War auto-flip pace chosen with + / - (None: the server's)
     clock: Callable[[], float] = time.monotonic
     lobby_cursor: int = 0
     form: CreateForm | None = None

@@ -308,3 +308,13 @@ def test_a_turn_timer_at_10_seconds_warns_once() -> None:
     assert "you forfeit" in model.notice
     assert any("timed out (2 in a row; one more forfeits)" in line
                for line in model.view.log)
+
+
+def test_the_auto_flip_pace_is_a_setting_kept_for_later_matches() -> None:
+    model = fresh(WAR_STATE, "war")
+    _, rec, _ = drive(model, ["-"])
+    assert rec.sent[-1] == {"type": "auto_flip", "match": "m1", "on": True, "delay": 0.75}
+    assert model.flip_pace == 0.75
+    model.views["m1"].snapshot["auto_flip"] = False  # a later match, auto-flip off
+    _, rec, _ = drive(model, ["a"])
+    assert rec.sent[-1] == {"type": "auto_flip", "match": "m1", "on": True, "delay": 0.75}
