@@ -16,7 +16,7 @@ from engine import notation
 GAME_TITLES = {"datastructures": "Data Structures", "war": "War"}
 
 
-def _player(p: dict[str, Any]) -> str:
+def _player(p: dict[str, Any], running: bool = True) -> str:
     if p.get("name"):
         name = str(p["name"])
         if p.get("bot") and "bot" not in name:
@@ -25,7 +25,7 @@ def _player(p: dict[str, Any]) -> str:
             name += " (bot)"
         if "rating" in p:
             name += f" ({rating_text(p['rating'], p.get('provisional'))})"
-        if not p.get("connected", True) and not p.get("bot"):
+        if running and not p.get("connected", True) and not p.get("bot"):
             name += " (away)"
         return name
     if p.get("bot"):
@@ -34,7 +34,8 @@ def _player(p: dict[str, Any]) -> str:
 
 
 def _players(summary: dict[str, Any]) -> str:
-    return " vs ".join(_player(p) for p in summary.get("players") or []) or "-"
+    running = summary.get("status") != "finished"  # nobody is "away" from a finished match
+    return " vs ".join(_player(p, running) for p in summary.get("players") or []) or "-"
 
 
 def _names(summary: dict[str, Any]) -> dict[int, str]:
