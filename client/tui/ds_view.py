@@ -263,8 +263,10 @@ def header_line(mv: MatchView, now: float | None = None, replay: bool = False) -
         result = snap.get("result") or view.get("result") or {}
         whose = ("GAME OVER: " + notation.result_words("datastructures", result, me, names)) \
             if result else "waiting"
-    elif to_move == me:
+    elif to_move == me and not replay:
         whose = "YOUR TURN"
+    elif to_move == me:
+        whose = "your turn (then)"
     else:
         whose = f"{names.get(to_move, f'seat {to_move + 1}')}'s turn"
     phase = "" if view.get("phase") == "over" else \
