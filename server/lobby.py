@@ -77,6 +77,9 @@ class Lobby:
         self._nursery: trio.Nursery | None = None
         #: stored matches skipped at start: id -> why (see :meth:`start`)
         self.damaged: dict[str, str] = {}
+        #: records are replayed in worker threads, a few at a time (a flood of
+        #: ``record`` requests waits here instead of taking every core)
+        self._record_threads = trio.CapacityLimiter(records.RECORD_THREADS)
         self.ctx = MatchContext(
             store=store, config=config,
             bots=BotPool(config.bot_workers, config.bot_queue, config.bot_time_budget,
@@ -331,7 +334,7 @@ class Lobby:
         try:
             page = await trio.to_thread.run_sync(
                 partial(records.record_page, rec, entries, seat=seat, offset=offset,
-                        limit=limit, session=session.id))
+                        limit=limit, session=session.id), limiter=self._record_threads)
         except ReplayError as exc:
             log.error("match %s: its record does not replay: %s", rec.id, exc)
             raise LocalProtocolError("internal_error", str(exc)) from exc

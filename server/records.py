@@ -26,6 +26,8 @@ from server.store import JournalEntry, MatchRecord
 PAGE_DEFAULT, PAGE_MAX = 50, 200
 #: Finished matches per ``records`` page: the default and the most.
 LIST_DEFAULT, LIST_MAX = 20, 50
+#: Records replayed at once (worker threads).
+RECORD_THREADS = 2
 
 
 @dataclass(frozen=True, slots=True)
