@@ -43,3 +43,29 @@ def test_command_line_errors_exit_2_with_a_message(capsys: pytest.CaptureFixture
 def test_options() -> None:
     ns = build_parser().parse_args(["connect", "h:1", "--name", "bob", "--no-color"])
     assert (ns.address, ns.name, ns.no_color) == ("h:1", "bob", True)
+
+
+def test_scripts_serve_says_the_port_it_was_given() -> None:
+    import subprocess
+    from pathlib import Path
+
+    serve = Path(__file__).resolve().parents[2] / "scripts" / "serve"
+    for args, port in ((["--port", "7391"], "7391"), (["--port=7392"], "7392"), ([], "7000")):
+        done = subprocess.run([str(serve), *args, "--help"], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert f"starting on port {port}" in done.stderr
+        assert f"connect localhost:{port} --name alice" in done.stderr
+        assert "7000" not in done.stderr or port == "7000"
+
+
+def test_cardbot_connect_help_shows_game_as_required(capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    from client.bots.cli import main as cardbot
+
+    with pytest.raises(SystemExit):
+        cardbot(["connect", "--help"])
+    out = capsys.readouterr().out
+    assert "usage: cardbot connect HOST:PORT --game {war,datastructures}" in out
+    import re
+    assert re.search(r"\nrequired:\n\s+HOST:PORT[^\n]*\n\s+--game", out), out
