@@ -6,11 +6,13 @@ but what it published:
 1. the commitment: ``engine.fairness.verify(seed, salt, commitment)``, i.e. the
    revealed seed and salt hash to the commitment every snapshot carried from the
    start (so the seed was fixed before the first card was dealt);
-2. the deal, when this client saw the match from its first snapshot (seq 0):
-   the engine rebuilds the opening position from the revealed seed and the
-   match's options, and its view for this seat must equal the view the client
-   was shown then (queue, stacks and own hand in Data Structures; deck sizes in
-   War, whose decks are never shown).
+2. the deal, when this client saw the match's opening position (the first
+   snapshot of the running match, seq 0): the engine rebuilds it from the
+   revealed seed, the match's options and the random stream the snapshots
+   named (with the client seeds, when the server announces them), and its view
+   for this seat must equal the view the client was shown then (queue, stacks
+   and own hand in Data Structures; deck sizes in War, whose decks are never
+   shown).
 """
 
 from __future__ import annotations
@@ -76,15 +78,35 @@ def check(snapshot: Mapping[str, Any], first_view: Mapping[str, Any] | None = No
     return FairCheck(commitment, seed, salt, ok, deal_ok, note)
 
 
+def _stream(snapshot: Mapping[str, Any], seed: int) -> Any:
+    """The random stream the snapshot says the match used (None: the engine's default).
+
+    Raises:
+        LookupError: a stream this client's engine does not know.
+    """
+    name = snapshot.get("stream")
+    if not name:
+        return None
+    try:
+        from engine.rng import open_stream  # type: ignore[import-not-found]
+    except ImportError:
+        raise LookupError(f"this client does not know the stream {name!r}") from None
+    return open_stream(str(name), seed, [str(s) for s in snapshot.get("client_seeds") or []])
+
+
 def _check_deal(snapshot: Mapping[str, Any], seed: str,
                 first_view: Mapping[str, Any]) -> tuple[bool | None, str]:
     try:
         from engine.registry import get_game
 
         game = get_game(str(snapshot.get("game")))
-        state = game.new_state(int(seed, 16), dict(snapshot.get("options") or {}))
+        number = int(seed, 16)
+        options = dict(snapshot.get("options") or {})
+        stream = _stream(snapshot, number)
+        state = game.new_state(number, options) if stream is None else \
+            game.new_state(number, options, rng=stream)
         rebuilt = state.view(snapshot.get("seat"))
-    except Exception as exc:  # an engine that no longer deals this way: say so, no alarm
+    except Exception as exc:  # an engine that cannot deal it this way: say so, no alarm
         return None, f"the engine could not rebuild it ({type(exc).__name__}: {exc})"
     if _plain(rebuilt) == _plain(first_view):
         return True, "the opening position you were shown is the one this seed deals"

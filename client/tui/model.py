@@ -293,7 +293,8 @@ def _apply_snapshot(model: Model, msg: dict[str, Any], now: float | None = None)
     names = player_names(msg)
     me = msg.get("seat")
     game = str(msg.get("game"))
-    if first:
+    if mv.first_view is None and msg.get("status") == "active":
+        # the opening position as dealt: the first snapshot of the running match
         mv.first_view, mv.first_seq = msg.get("view"), msg.get("seq")
     if not repeat:  # a resumed connection re-sends the same snapshot: log it once
         mv.log.extend(event_text.describe_events(game, msg.get("events") or [], me, names,
