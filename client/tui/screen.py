@@ -21,7 +21,7 @@ from client.tui import (
 )
 from client.tui import selection as sel
 from client.tui.layout import Block, Line, boxed, fit, fit_block, text, width
-from client.tui.model import Model, player_names
+from client.tui.model import MatchView, Model, player_names
 
 MIN_CELLS, MIN_ROWS = 40, 10
 
@@ -145,7 +145,18 @@ def body(model: Model, cells: int, rows: int, now: float | None = None) -> Block
     if snap is None:
         return [text(f"match {mv.match}: waiting for its first snapshot...", "class:dim")]
     if mv.finished and not mv.end_closed:
-        return end_view.render_end(mv, cells, rows, fair=mv.fair)
+        end = end_view.render_end(mv, cells, rows, fair=mv.fair)
+        room = rows - len(end) - 1
+        if room < 16:
+            return end
+        # room to spare (160x50): the final position under the end screen
+        final = MatchView(mv.match, snapshot=snap)
+        log = _log(model)
+        board = war_view.render_war(final, cells, room, color=model.color, log=log,
+                                    replay=True) if mv.game == "war" else \
+            ds_view.render_ds(final, cells, room, color=model.color, log=log, replay=True) \
+            if mv.game == "datastructures" else []
+        return [*end, text(""), *board]
     if mv.game == "war":
         return war_view.render_war(mv, cells, rows, color=model.color, log=_log(model),
                                    now=now, log_scroll=model.log_scroll)
