@@ -23,6 +23,7 @@ from client.tui import form as form_fns
 from client.tui import hint as hint_fns
 from client.tui import selection as sel
 from client.tui.ds_view import choices
+from client.tui.lobby_view import selected_summary
 from client.tui.model import MatchView, Model, error_words, has_open_seat, player_names
 from client.tui.replay_control import ReplayControl
 from client.tui.screen import help_pages, help_sections
@@ -214,11 +215,10 @@ class Controller:
         """Enter: back to an own match, join an open seat, replay a finished match,
         else watch; j joins, w watches."""
         m = self.model
-        rows = m.lobby_rows()
-        if not rows:
+        summary = selected_summary(m)
+        if summary is None:
             m.say("no match to open: c creates one, m queues for one")
             return
-        summary = rows[min(m.lobby_cursor, len(rows) - 1)]
         match = str(summary.get("match"))
         if key == "enter" and match in m.views:
             m.current, m.screen = match, "match"
@@ -289,11 +289,10 @@ class Controller:
     def _replay_selected(self) -> None:
         """Open the replay viewer on the finished match under the lobby cursor."""
         m = self.model
-        rows = m.lobby_rows()
-        if not rows:
+        summary = selected_summary(m)
+        if summary is None:
             m.say("no match to replay")
             return
-        summary = rows[min(m.lobby_cursor, len(rows) - 1)]
         if summary.get("status") != "finished":
             m.say("only finished matches can be replayed (their seed is revealed)")
             return
