@@ -34,12 +34,16 @@ class FairCheck:
     commitment_ok: bool | None
     deal_ok: bool | None
     deal_note: str
+    client_seeds: tuple[str, ...] = ()
+    stream: str = ""
 
     def lines(self) -> list[str]:
         """The check in words, one fact a line (for the end screen)."""
         out = [f"commitment  {self.commitment or '-'}",
                f"seed        {self.seed or '-'}",
                f"salt        {self.salt or '-'}"]
+        if self.client_seeds:
+            out.append(f"client seeds {', '.join(self.client_seeds)} ({self.stream})")
         if self.commitment_ok is None:
             out.append("not checked: the match has not revealed its seed")
         elif self.commitment_ok:
@@ -65,9 +69,11 @@ def check(snapshot: Mapping[str, Any], first_view: Mapping[str, Any] | None = No
     reveal = snapshot.get("reveal")
     commitment = commitment if isinstance(commitment, str) else ""
     if not isinstance(reveal, Mapping):
-        return FairCheck(commitment, "", "", None, None, "")
+        return FairCheck(commitment, "", "", None, None, "")  # nothing revealed yet
     seed, salt = str(reveal.get("seed") or ""), str(reveal.get("salt") or "")
     ok = verify(seed, salt, commitment) if commitment else False
+    seeds = tuple(str(x) for x in snapshot.get("client_seeds") or [])
+    stream = str(snapshot.get("stream") or "")
     deal_ok: bool | None = None
     if not ok:
         note = "the commitment does not match"
@@ -75,7 +81,7 @@ def check(snapshot: Mapping[str, Any], first_view: Mapping[str, Any] | None = No
         note = "this client did not see the match's first position"
     else:
         deal_ok, note = _check_deal(snapshot, seed, first_view)
-    return FairCheck(commitment, seed, salt, ok, deal_ok, note)
+    return FairCheck(commitment, seed, salt, ok, deal_ok, note, seeds, stream)
 
 
 def _stream(snapshot: Mapping[str, Any], seed: int) -> Any:
@@ -88,7 +94,7 @@ def _stream(snapshot: Mapping[str, Any], seed: int) -> Any:
     if not name:
         return None
     try:
-        from engine.rng import open_stream  # type: ignore[import-not-found]
+        from engine.rng import open_stream
     except ImportError:
         raise LookupError(f"this client does not know the stream {name!r}") from None
     return open_stream(str(name), seed, [str(s) for s in snapshot.get("client_seeds") or []])
@@ -108,9 +114,11 @@ def _check_deal(snapshot: Mapping[str, Any], seed: str,
         rebuilt = state.view(snapshot.get("seat"))
     except Exception as exc:  # an engine that cannot deal it this way: say so, no alarm
         return None, f"the engine could not rebuild it ({type(exc).__name__}: {exc})"
+    dealer = "this seed and the client seeds deal" if snapshot.get("client_seeds") else \
+        "this seed deals"
     if _plain(rebuilt) == _plain(first_view):
-        return True, "the opening position you were shown is the one this seed deals"
-    return False, "the opening position you were shown is NOT the one this seed deals"
+        return True, f"the opening position you were shown is the one {dealer}"
+    return False, f"the opening position you were shown is NOT the one {dealer}"
 
 
 def _plain(value: Any) -> Any:

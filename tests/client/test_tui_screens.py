@@ -313,3 +313,24 @@ def test_every_new_screen_fits_80x24_and_160x50() -> None:
 def test_lobby_option_words() -> None:
     assert lobby_view.option_words("war", {"return": "played", "cap": 10000}) == \
         "battle cap: 10,000, won cards go back: in the order played"
+
+
+def test_the_deal_check_uses_the_announced_stream_and_client_seeds() -> None:
+    from engine.rng import open_stream
+
+    seeds = ["c0ffee", "7"]
+    stream = "hmac-sha256-ctr/1"
+    state = get_game("datastructures").new_state(9, {"cap": 5},
+                                                 rng=open_stream(stream, 9, seeds))
+    model = connected_model()
+    first = snapshot_of(state, "datastructures", 0, seq=0)
+    first.update(commitment=commitment(9, SALT), stream=stream, client_seeds=seeds)
+    apply_message(model, first)
+    mv = model.view
+    last = dict(first, seq=7, status="finished", result={"winner": 0, "reason": "cap"},
+                reveal={"seed": seed_hex(9), "salt": SALT})
+    ok = check(last, mv.first_view, mv.first_seq)
+    assert ok.deal_ok is True and "this seed and the client seeds deal" in ok.deal_note
+    assert "client seeds c0ffee, 7 (hmac-sha256-ctr/1)" in ok.lines()
+    wrong = check(dict(last, client_seeds=["c0ffee", "8"]), mv.first_view, mv.first_seq)
+    assert wrong.deal_ok is False  # other client seeds deal another opening
