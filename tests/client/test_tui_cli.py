@@ -68,4 +68,4 @@ def test_cardbot_connect_help_shows_game_as_required(capsys: pytest.CaptureFixtu
     out = capsys.readouterr().out
     assert "usage: cardbot connect HOST:PORT --game {war,datastructures}" in out
     import re
-    assert re.search(r"\nrequired:\n\s+HOST:PORT[^\n]*\n\s+--game", out), out
+    assert re.search(r"\nrequired:\n\s+HOST:PORT[^\n]*\n(?:\s{10,}[^\n]*\n)*\s+--game", out), out
