@@ -30,12 +30,13 @@ from pathlib import Path
 #: a stack's depth: the deepest matching frame decides.
 ROWS: list[tuple[str, re.Pattern[str]]] = [
     ("write (send syscalls)", re.compile(r"^(SocketStream\.send_all|socket\.send|"
-                                         r"ClientConnection\._send) ")),
+                                         r"ClientConnection\._send|ClientConnection\.flush) ")),
     ("read (recv syscalls)", re.compile(r"^(SocketStream\.receive_some|socket\.recv"
                                         r"(_into)?) ")),
+    ("validate (events, schema walks)", re.compile(r"\(protocol/(events|schema)\.py:")),
     ("encode", re.compile(r"^(pack|packb|encode_frame|Connection\.send|"
                           r"ClientConnection\._encode|_encode\w*|encode\w*) \(")),
-    ("decode and validate", re.compile(r"^(unpack|unpackb|validate\w*|_check_shape|"
+    ("decode (framing, msgpack)", re.compile(r"^(unpack|unpackb|validate\w*|_check_shape|"
                                        r"Connection\.next_message|Connection\.receive_data|"
                                        r"FrameDecoder\.\w+|next_event|receive_data|"
                                        r"\w+\.__init__ \(protocol/events)")),
@@ -57,6 +58,7 @@ ROWS: list[tuple[str, re.Pattern[str]]] = [
                                   r"MemorySendChannel\.send_nowait) \(")),
     ("seq rule and match handling", re.compile(r"^(Match\._on_intent|Match\._handle|"
                                                r"Match\._guard|Match\._ok|Match\.submit|"
+                                               r"Match\.\w+|GroupCommit\.\w+|Effects\.\w+|"
                                                r"MatchCore\.\w+|Match\._changed|"
                                                r"Match\._broadcast\w*|Match\._journal) \(")),
     ("logging", re.compile(r"^\w+ \((logging/|.*/logging/)")),
