@@ -129,18 +129,16 @@ def bench_codec(repeat: int) -> dict[str, Any]:
 
     from protocol.codec import pack
     from protocol.connection import Connection
+    from protocol.events import Hello, Ok, Snapshot, Welcome
     from protocol.framing import encode_frame
-    from protocol.messages import TO_CLIENT, validate
     from server.config import ServerConfig
 
     print("codec: decode + validate one intent frame; encode ok + two snapshots")
     conn = Connection("server")
-    conn.receive_data(encode_frame(pack({"type": "hello", "protocol": [1], "name": "a",
-                                         "client": "bench"})))
-    conn.next_message()
-    conn.send({"type": "welcome", "protocol": 1, "server": "cardserver/0", "session": "s",
-               "token": "t", "name": "a", "resumed": False,
-               "limits": ServerConfig().limits()})
+    conn.receive_data(encode_frame(pack(Hello(protocol=[1], name="a", client="b").to_wire())))
+    conn.next_event()
+    conn.send(Welcome(protocol=1, server="cardserver/0", session="s", token="t", name="a",
+                      resumed=False, limits=ServerConfig().limits()))
     intent = {"type": "intent", "id": 8, "match": MATCH_ID, "seq": 17,
               "intent": {"type": "flip"}}
     frame = encode_frame(pack(intent))
@@ -148,7 +146,7 @@ def bench_codec(repeat: int) -> dict[str, Any]:
 
     def today_decode() -> Any:
         conn.receive_data(frame)
-        return conn.next_message()
+        return conn.next_event()
 
     class Intent(msgspec.Struct, tag="intent", tag_field="type", frozen=True):
         match: str
@@ -206,24 +204,25 @@ def bench_codec(repeat: int) -> dict[str, Any]:
     snaps = [snapshot(state, 17, s, events) for s in (0, 1)]
     ok = {"type": "ok", "id": 8, "match": MATCH_ID, "seq": 17}
     enc = msgspec.msgpack.Encoder()
+    built = [Snapshot.from_wire(s) for s in snaps]
+    ok_event = Ok.from_wire(ok)
 
-    def today_encode() -> Any:
-        # today: ok through Connection.send's schema walk, snapshots framed directly
-        return (conn.send(ok), encode_frame(pack(snaps[0])), encode_frame(pack(snaps[1])))
+    def encode_events() -> Any:
+        return (conn.send(ok_event), conn.send(built[0]), conn.send(built[1]))
 
-    def validated_encode() -> Any:
-        # what "Connection.send validates every message" costs with the schema walk
-        validate(snaps[0], TO_CLIENT)
-        validate(snaps[1], TO_CLIENT)
-        return today_encode()
+    def build_and_encode() -> Any:
+        # what the match pays per move: build (= validate) both snapshots, then send
+        return (conn.send(Ok.from_wire(ok)), conn.send(Snapshot.from_wire(snaps[0])),
+                conn.send(Snapshot.from_wire(snaps[1])))
 
     def msgspec_encode() -> Any:
         return (enc.encode(ok), enc.encode(snaps[0]), enc.encode(snaps[1]))
 
-    out["encode_validated"] = compare("encode ok + 2 snapshots: today -> + schema walk of both",
-                                      today_encode, validated_encode, 5000, repeat)
-    out["encode_msgspec"] = compare("encode ok + 2 snapshots: msgpack -> msgspec", today_encode,
-                                    msgspec_encode, 5000, repeat)
+    today_encode = encode_events
+    out["encode_validated"] = compare("send ok + 2 snapshots: built events -> + building them",
+                                      today_encode, build_and_encode, 5000, repeat)
+    out["encode_msgspec"] = compare("send ok + 2 snapshots: Connection.send -> msgspec alone",
+                                    today_encode, msgspec_encode, 5000, repeat)
     return out
 
 
