@@ -31,6 +31,7 @@ request's handler.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -43,6 +44,7 @@ from protocol.events import Bye, Event, Hello, Ok, Ping, Pong, Welcome
 from protocol.version import __version__
 from protocol.versions import negotiate
 from server.config import ServerConfig
+from server.direct import DIRECT
 from server.ratelimit import TokenBucket
 from server.session import Message, Outbox, Session
 from server.store import AccountRecord
@@ -107,16 +109,60 @@ class ClientConnection:
         self._room = trio.Event()
         self._broken = False
         self._ping_id = 0
+        #: messages pushed to the outbox and not yet written (the writer may hold some)
+        self._queued = 0
+        self._writing = False
+        #: frames encoded for a direct write (server.direct)
+        self._direct_buf: list[bytes] = []
+        self._fd = stream.socket.fileno() if isinstance(stream, trio.SocketStream) else None
+
+    @property
+    def direct(self) -> bool:
+        """A plain socket: replies may be written without the writer task."""
+        return self._fd is not None
 
     # -- for the rest of the server -------------------------------------
 
     def push(self, msg: Message) -> None:
-        """Queue ``msg`` (an event, or transitionally its wire map) for the writer;
-        a full outbox disconnects (slow_consumer). Validation happens when it is sent."""
+        """Queue ``msg`` for the writer or, while :data:`~server.direct.DIRECT`
+        collects and nothing of this connection is queued, encode it for a direct
+        write; a full outbox disconnects (slow_consumer)."""
         if self.final is not None:
             return
+        if (DIRECT.depth and self._fd is not None and not self._queued
+                and not self._writing and not self._broken):
+            data = self._encode(msg)
+            if data is not None:
+                if not self._direct_buf:
+                    DIRECT.dirty.append(self)
+                self._direct_buf.append(data)
+            return
+        self._enqueue(msg)
+
+    def flush(self) -> None:
+        """Write the frames encoded for a direct write with one non-blocking ``send``;
+        what the socket does not take goes to the writer."""
+        data = b"".join(self._direct_buf)
+        self._direct_buf.clear()
+        if self._broken or not data:
+            return
+        try:
+            sent = os.write(self._fd, data)  # type: ignore[arg-type]
+        except BlockingIOError:
+            sent = 0
+        except OSError:
+            self._broken = True
+            if self.final is None:
+                self.reason = "peer gone"
+            self.scope.cancel()
+            return
+        if sent < len(data):
+            self._enqueue(data[sent:])
+
+    def _enqueue(self, msg: Message | bytes) -> None:
         try:
             self._out_send.send_nowait(msg)
+            self._queued += 1
         except trio.WouldBlock:
             self.close_with_bye("slow_consumer",
                                 f"more than {self.config.outbox_size} messages unread")
@@ -346,6 +392,8 @@ class ClientConnection:
                     self._room.set()
                 if msg is not None and not self._drop_backlog:
                     await self._write_batch(msg)
+                elif msg is not None:
+                    self._queued -= 1
                 if trio.current_time() >= next_ping:
                     if self.final is None:
                         self._ping_id += 1
@@ -363,25 +411,38 @@ class ClientConnection:
         """Write ``first`` and whatever else is queued already (up to ``WRITE_BATCH``
         messages) with one ``send_all``: one syscall and one wake-up instead of one per
         message (an accepted intent queues an ``ok`` and a snapshot together)."""
-        chunks = [self._encode(first)]
-        for _ in range(WRITE_BATCH - 1):
-            try:
-                msg = self._out_recv.receive_nowait()
-            except (trio.WouldBlock, trio.EndOfChannel):
-                break
-            chunks.append(self._encode(msg))
-        self._room.set()
-        await self._send(b"".join(chunk for chunk in chunks if chunk is not None))
+        taken = 1
+        self._writing = True
+        try:
+            chunks = [self._encode(first)]
+            for _ in range(WRITE_BATCH - 1):
+                try:
+                    msg = self._out_recv.receive_nowait()
+                except (trio.WouldBlock, trio.EndOfChannel):
+                    break
+                taken += 1
+                chunks.append(self._encode(msg))
+            self._room.set()
+            await self._send(b"".join(chunk for chunk in chunks if chunk is not None))
+        finally:
+            self._queued -= taken
+            self._writing = False
 
     async def _write(self, msg: Message) -> None:
         data = self._encode(msg)
         if data is not None:
-            await self._send(data)
+            self._writing = True
+            try:
+                await self._send(data)
+            finally:
+                self._writing = False
 
     def _encode(self, msg: Message) -> bytes | None:
         """The frame for ``msg``, validated by ``Connection.send``; None when nothing
         can be sent. An invalid message is our bug: logged at ERROR and dropped (an
         ``ok`` reply becomes ``internal_error``, so the request still gets an answer)."""
+        if isinstance(msg, bytes):
+            return msg  # the part of a direct write the socket did not take
         try:
             return self.conn.send(msg)
         except LocalProtocolError as exc:

@@ -28,8 +28,10 @@ from server import ratings, records, tokens
 from server.account_requests import ACCOUNT_ROUTES
 from server.accounts import AccountError, Accounts
 from server.config import ServerConfig
+from server.direct import DIRECT
 from server.match import commands as cmd
 from server.match.bots import BotPool, strategy_names
+from server.match.commit import GroupCommit
 from server.match.task import Match, MatchClosed, MatchContext
 from server.profiles import player_extras
 from server.replay import ReplayError
@@ -85,6 +87,7 @@ class Lobby:
             bots=BotPool(config.bot_workers, config.bot_queue, config.bot_time_budget,
                          config.bot_deadline, config.bot_nice),
             on_closed=self._match_closed,
+            commits=GroupCommit(store, DIRECT),
         )
 
     # -- life cycle -------------------------------------------------------
@@ -95,6 +98,8 @@ class Lobby:
         self._nursery = nursery
         await nursery.start(self.ctx.bots.run)
         nursery.start_soon(self._pairing_loop)
+        assert self.ctx.commits is not None
+        nursery.start_soon(self.ctx.commits.run)
         for match_id in self.store.unfinished_match_ids():
             match = self._restore(match_id)
             if match is None:

@@ -1,6 +1,13 @@
 """The trio task that owns one match: inbox, timers, commit, then send.
 
-Everything that changes a match goes through its task, in order: commands
+The fast path first: a request from a plain-socket connection, to a match with
+nothing queued, half done or uncommitted, runs through the core in the reader's
+own task (:meth:`Match.submit`; the core is synchronous, so nothing interleaves)
+and its effects go to the server's group commit (:mod:`server.match.commit`),
+which commits the rows of every command of one scheduler pass in one transaction
+and only then sends what they cause, the requester's reply first, straight to
+its socket (:mod:`server.direct`). Everything else goes through the task, in
+order, and the task first commits what the group commit holds: commands
 arrive on a bounded inbox, the deadline the core asked for fires as a
 :class:`~server.match.commands.Tick`, and each command runs through
 :meth:`MatchCore.handle <server.match.core.MatchCore.handle>`. The task then
@@ -27,6 +34,7 @@ being torn down): it runs the core at once and touches presence and timers only.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -39,6 +47,7 @@ from protocol.errors import ProtocolError
 from server.config import ServerConfig
 from server.match import commands as cmd
 from server.match.bots import BotClosed, BotDriver, BotPool
+from server.match.commit import GroupCommit
 from server.match.core import MatchCore, Rules, SeatState
 from server.match.effects import (
     SPECTATORS,
@@ -69,6 +78,8 @@ class MatchContext:
     on_closed: Callable[[Match], None] = lambda match: None
     clock: Callable[[], float] = trio.current_time
     wall: Callable[[], float] = time.time
+    #: the server's group commit (None: every command commits in its match's task)
+    commits: GroupCommit | None = None
 
 
 class MatchClosed(Exception):
@@ -97,6 +108,12 @@ class Match:
         self._failures = 0
         #: timers are held back until then after a failed commit (trio time)
         self._hold_until: float | None = None
+        #: commands handed to the inbox and not yet handled (the receiver may hold one)
+        self._queued = 0
+        #: the task is between handling a command and sending the rest of its broadcast
+        self._busy = False
+        #: a command handled here waits in the group commit (server.match.commit)
+        self.uncommitted = False
 
     # -- construction ---------------------------------------------------------
 
@@ -162,6 +179,10 @@ class Match:
             return ()
         a0, a1 = accounts
         assert a0 is not None and a1 is not None
+        if self.ctx.commits is not None:
+            # another match of the same account may have finished in this pass: its
+            # rating changes must be stored before these are computed from the store
+            self.ctx.commits.flush()
         return self.ctx.store.rate(self.id, self.game, (a0, a1), winner)
 
     def seat_bot(self, index: int, name: str, *, client_seed: str = "0") -> None:
@@ -244,13 +265,52 @@ class Match:
         if self.closed:
             raise MatchClosed(self.id)
         await trio.lowlevel.checkpoint_if_cancelled()  # a cancelled caller queues nothing
+        if self._can_handle_now(session):
+            self._handle_now(session, command)
+            return
+        self._queued += 1
         try:
             try:
                 self._send.send_nowait((session, command))
             except trio.WouldBlock:
                 await self._send.send((session, command))
         except (trio.ClosedResourceError, trio.BrokenResourceError):
+            self._queued -= 1
             raise MatchClosed(self.id) from None
+        except BaseException:
+            self._queued -= 1
+            raise
+
+    def _can_handle_now(self, session: Session | None) -> bool:
+        """The command may skip the inbox: nothing of this match is queued, half done
+        or uncommitted, the task runs, the server groups commits, and the requester's
+        replies can be written at once (a plain socket; others keep the task's order)."""
+        return (self.ctx.commits is not None and self._nursery is not None
+                and not self._queued and not self._busy and not self.uncommitted
+                and not self._close
+                and (session is None or getattr(session.client, "direct", False)))
+
+    def _handle_now(self, session: Session | None, command: cmd.Command) -> None:
+        """``command`` through the core in the caller's task; its effects to the group
+        commit, which commits them before anything they cause is sent."""
+        assert self.ctx.commits is not None
+        command = self._note(session, command)
+        try:
+            fx = self.core.handle(command, self.ctx.clock())
+        except Exception:
+            log.exception("match %s: handler failed", self.id)
+            self._internal_error(session, command)
+            return
+        self.ctx.commits.submit(self, session, command, fx)
+
+    def _note(self, session: Session | None, command: cmd.Command) -> cmd.Command:
+        """Remember the requester's session; mark a request from a session that has
+        lost its connection meanwhile (``live=False``)."""
+        if session is not None:
+            self.sessions.setdefault(session.id, session)
+            if not session.connected and isinstance(command, cmd.Request):
+                return replace(command, live=False)
+        return command
 
     def detach(self, session: Session) -> None:
         """The session lost its connection: start grace periods, tell the others.
@@ -293,8 +353,11 @@ class Match:
                     return
             self._timer_scope = None
             if item is None:
+                if self._close:
+                    return
                 await self._fire_timers()
             else:
+                self._queued -= 1
                 await self._apply(*item)
 
     async def _fire_timers(self) -> None:
@@ -317,22 +380,25 @@ class Match:
         fx = self._run_core(session, command)
         if fx is None or fx.later is None:
             return
-        await trio.lowlevel.cancel_shielded_checkpoint()
-        await trio.lowlevel.cancel_shielded_checkpoint()
+        self._busy = True
         try:
-            rest = fx.later()
-        except Exception:
-            log.exception("match %s: building a broadcast failed", self.id)
-            return
-        self._carry_out(rest)
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            try:
+                rest = fx.later()
+            except Exception:
+                log.exception("match %s: building a broadcast failed", self.id)
+                return
+            self.carry_out(rest)
+        finally:
+            self._busy = False
 
     def _run_core(self, session: Session | None, command: cmd.Command) -> Effects | None:
         """One command through the core, its writes committed, its messages sent;
         the effects, or None when it failed (the requester was told)."""
-        if session is not None:
-            self.sessions.setdefault(session.id, session)
-            if not session.connected and isinstance(command, cmd.Request):
-                command = replace(command, live=False)
+        if self.ctx.commits is not None:
+            self.ctx.commits.flush()  # what cores were handed before is committed first
+        command = self._note(session, command)
         try:
             fx = self.core.handle(command, self.ctx.clock())
         except Exception:
@@ -341,7 +407,7 @@ class Match:
             return None
         if not self.commit_writes(fx.writes, session, command):
             return None
-        self._carry_out(fx)
+        self.carry_out(fx)
         return fx
 
     def commit_writes(self, writes: list[Write], session: Session | None,
@@ -439,7 +505,7 @@ class Match:
             session.push(ProtocolError("internal_error", "the server failed handling this "
                                        "request", match=self.id).to_event(command.rid))
 
-    def _carry_out(self, fx: Effects) -> None:
+    def carry_out(self, fx: Effects) -> None:
         """Membership, messages, bots, close and the next deadline of ``fx``."""
         for m in fx.members:
             session = self.sessions.get(m.session)
@@ -470,7 +536,8 @@ class Match:
         if fx.close:
             self._close = True
         if self._timer_scope is not None:
-            self._timer_scope.deadline = (fx.deadline if self._hold_until is None
+            self._timer_scope.deadline = (-math.inf if self._close else fx.deadline
+                                          if self._hold_until is None
                                           else self._next_deadline())
 
     def _offer(self, turn: BotTurn) -> None:

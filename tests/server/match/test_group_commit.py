@@ -1,0 +1,140 @@
+"""Group commit: the commands of one scheduler pass share one transaction, and each
+command's messages go out only after it is committed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import trio
+import trio.testing
+
+from server.match.commands import PlayIntent
+from server.match.commit import GroupCommit
+from server.match.task import Match, MatchContext
+from server.session import Session
+from server.store import Store, StoreError
+from tests.server.helpers import make_config
+
+
+class Recorder:
+    """A plain-socket session's outbox (``direct``) that records (who, message, rows of
+    its match stored when the message was handed over)."""
+
+    direct = True
+
+    def __init__(self, name: str, log: list[tuple[str, dict[str, Any], int]],
+                 store: Store, match_id: str) -> None:
+        self.name, self.log, self.store, self.match_id = name, log, store, match_id
+
+    def push(self, msg: Any) -> None:
+        wire = msg.to_wire() if hasattr(msg, "to_wire") else msg
+        self.log.append((self.name, wire, len(self.store.journal(self.match_id))))
+
+
+def war_matches(tmp_path: Path, store: Store, count: int
+                ) -> tuple[GroupCommit, list[Match], list[list[Session]],
+                           list[tuple[str, dict[str, Any], int]]]:
+    commits = GroupCommit(store)
+    ctx = MatchContext(store, make_config(tmp_path), trio.CapacityLimiter(1),
+                       lambda name: None, commits=commits)
+    log: list[tuple[str, dict[str, Any], int]] = []
+    matches, seats = [], []
+    for m in range(count):
+        match = Match.create(ctx, f"m{m}", "war", {}, 0, "forfeit", 7 + m, "ab" * 16)
+        pair = [Session(f"s{m}-{i}", f"p{m}-{i}") for i in (0, 1)]
+        for i, session in enumerate(pair):
+            session.client = Recorder(f"p{m}-{i}", log, store, match.id)
+            match.seat_session(i, session)
+        match.store_new()
+        matches.append(match)
+        seats.append(pair)
+    return commits, matches, seats, log
+
+
+async def test_one_pass_one_transaction_and_every_reply_after_its_commit(tmp_path: Path
+                                                                         ) -> None:
+    store = Store(tmp_path / "s.db")
+    commits, matches, seats, log = war_matches(tmp_path, store, 3)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(commits.run)
+        for match in matches:
+            await nursery.start(match.run)
+        await trio.testing.wait_all_tasks_blocked()
+        log.clear()
+        before = commits.batches
+        for match, pair in zip(matches, seats, strict=True):   # one pass: no yield between
+            await match.submit(PlayIntent(pair[0].id, 1, seq=match.seq,
+                                          intent={"type": "flip"}), pair[0])
+        assert all(m.uncommitted for m in matches) and not log  # nothing sent yet
+        await trio.testing.wait_all_tasks_blocked()
+        assert commits.batches == before + 1
+        for match in matches:
+            assert len(store.journal(match.id)) == 1
+        for m in range(3):   # per match: the requester's ok and snapshot, then the other's
+            mine = [(who, msg["type"]) for who, msg, _ in log if who.startswith(f"p{m}-")]
+            assert mine == [(f"p{m}-0", "ok"), (f"p{m}-0", "snapshot"),
+                            (f"p{m}-1", "snapshot")]
+        for _, msg, stored in log:
+            if msg["type"] == "snapshot":
+                assert stored >= msg["seq"] == 1
+        nursery.cancel_scope.cancel()
+    store.close()
+
+
+async def test_a_failed_group_commits_one_by_one_and_only_the_bad_row_fails(
+        tmp_path: Path, monkeypatch: Any, allow_error_logs: None) -> None:
+    store = Store(tmp_path / "s.db")
+    commits, matches, seats, log = war_matches(tmp_path, store, 2)
+    real_append = store.append
+
+    def append(match_id: str, *args: Any, **kwargs: Any) -> None:
+        if match_id == "m1":
+            raise StoreError("disk full (test)")
+        real_append(match_id, *args, **kwargs)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(commits.run)
+        for match in matches:
+            await nursery.start(match.run)
+        await trio.testing.wait_all_tasks_blocked()
+        log.clear()
+        monkeypatch.setattr(store, "append", append)
+        for match, pair in zip(matches, seats, strict=True):
+            await match.submit(PlayIntent(pair[0].id, 5, seq=match.seq,
+                                          intent={"type": "flip"}), pair[0])
+        await trio.testing.wait_all_tasks_blocked()
+        assert [(who, msg["type"]) for who, msg, _ in log if who.startswith("p0-")] == [
+            ("p0-0", "ok"), ("p0-0", "snapshot"), ("p0-1", "snapshot")]
+        failed = [msg for who, msg, _ in log if who.startswith("p1-")]
+        assert [(m["type"], m.get("code"), m.get("id")) for m in failed] == [
+            ("error", "internal_error", 5)]
+        assert (matches[0].seq, matches[1].seq) == (1, 0)   # m1 rolled back
+        assert len(store.journal("m0")) == 1 and store.journal("m1") == []
+        nursery.cancel_scope.cancel()
+    store.close()
+
+
+async def test_a_match_with_an_uncommitted_command_queues_the_next(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.db")
+    commits, matches, seats, log = war_matches(tmp_path, store, 1)
+    match, pair = matches[0], seats[0]
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(commits.run)
+        await nursery.start(match.run)
+        await trio.testing.wait_all_tasks_blocked()
+        log.clear()
+        for seat in (0, 1):   # both seats flip in one pass: the second waits in the inbox
+            await match.submit(PlayIntent(pair[seat].id, seat, seq=match.seq,
+                                          intent={"type": "flip"}), pair[seat])
+            assert match.uncommitted
+        await trio.testing.wait_all_tasks_blocked()
+        rows = store.journal(match.id)
+        assert [(r.seq, r.seat) for r in rows] == [(1, 0), (2, 1)]
+        oks = [(who, msg["seq"]) for who, msg, _ in log if msg["type"] == "ok"]
+        assert oks == [("p0-0", 1), ("p0-1", 2)]
+        for _, msg, stored in log:
+            if msg["type"] == "snapshot":
+                assert stored >= msg["seq"]
+        nursery.cancel_scope.cancel()
+    store.close()
