@@ -40,6 +40,7 @@ import enum
 from typing import Any, Final
 
 from protocol.codec import CLIENT_LIMITS, SERVER_LIMITS, pack, unpack
+from protocol.deltas import DELTA_VERSION, SnapshotDeltas
 from protocol.errors import LocalProtocolError, ProtocolError, RemoteProtocolError, is_fatal
 from protocol.events import (
     EVENTS,
@@ -47,6 +48,7 @@ from protocol.events import (
     TO_SERVER,
     Event,
     Hello,
+    Snapshot,
     Welcome,
     from_wire,
     outgoing,
@@ -173,6 +175,8 @@ class Connection:
         self.version: int | None = None
         self.welcome: Welcome | None = None
         self.hello: Hello | None = None
+        #: protocol 2's memory of the snapshots sent (server) or received (client)
+        self._deltas = SnapshotDeltas()
 
     def __repr__(self) -> str:
         return f"<Connection {self.role} {self.state.value}>"
@@ -234,6 +238,8 @@ class Connection:
                 msg = unpack(body, self._limits)
                 if self.role == CLIENT and msg["type"] not in EVENTS[self._incoming]:
                     continue
+                if msg["type"] == "snapshot" and self.version == DELTA_VERSION:
+                    msg = self._deltas.merge(msg)
                 next_state = _TRANSITIONS.get((self.role, self.state, RECV, _kind(msg["type"], msg.get("code"))))
                 if next_state is None:
                     raise self._unexpected(msg)
@@ -299,7 +305,13 @@ class Connection:
                 "type",
                 fatal=False,
             )
-        data = encode_frame(pack(event.to_wire() if wire is None else wire), self.peer_max_frame)
+        wire = event.to_wire() if wire is None else wire
+        if type(event) is Snapshot and self.version == DELTA_VERSION:
+            wire, sent = self._deltas.encode(wire)
+            data = encode_frame(pack(wire), self.peer_max_frame)
+            sent()
+        else:
+            data = encode_frame(pack(wire), self.peer_max_frame)
         if isinstance(event, Welcome) and self.role == SERVER:
             self.version = event.protocol
         self.state = next_state

@@ -8,4 +8,4 @@ except metadata.PackageNotFoundError:  # running from a source tree that was nev
     __version__ = "0.0.0+unknown"
 
 #: Protocol versions this code speaks, lowest first.
-PROTOCOL_VERSIONS: tuple[int, ...] = (1,)
+PROTOCOL_VERSIONS: tuple[int, ...] = (1, 2)

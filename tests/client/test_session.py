@@ -193,7 +193,7 @@ async def test_handshake_request_and_pushes() -> None:
             assert (await s.next_push(timeout=1))["text"] == "hi"
         assert server.hellos[0] == {
             "type": "hello",
-            "protocol": [1],
+            "protocol": [1, 2],
             "name": "alice",
             "client": "t/1",
         }
@@ -404,7 +404,7 @@ async def test_unsupported_version_carries_versions() -> None:
                     pass  # pragma: no cover
         finally:
             mod.PROTOCOL_VERSIONS = old
-        assert (info.value.code, info.value.versions) == ("unsupported_version", [1])
+        assert (info.value.code, info.value.versions) == ("unsupported_version", [1, 2])
         nursery.cancel_scope.cancel()
 
 

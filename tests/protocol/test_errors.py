@@ -83,8 +83,8 @@ def test_negotiate() -> None:
     with pytest.raises(ProtocolError) as info:
         negotiate([7, 8])
     err = info.value
-    assert (err.code, err.fatal, err.versions) == ("unsupported_version", True, [1])
-    assert err.to_message()["versions"] == [1]
+    assert (err.code, err.fatal, err.versions) == ("unsupported_version", True, [1, 2])
+    assert err.to_message()["versions"] == [1, 2]
 
 
 def test_the_base_builds_the_kind_its_code_belongs_to() -> None:

@@ -38,7 +38,7 @@ async def test_handshake_errors(start_server, connect) -> None:
     client = await connect(server, None)
     await client.send_raw(frame({"type": "hello", "protocol": [99], "name": "x", "client": ""}))
     error = await _closed_after_error(client, "unsupported_version")
-    assert error["versions"] == [1]
+    assert error["versions"] == [1, 2]
 
     client = await connect(server, None)
     reply = await client.hello("mallory", resume="not-a-token")
