@@ -254,6 +254,10 @@ class Game(ABC):
     auto_play: ClassVar[bool] = False
     #: Capability: both seats may hold legal intents at the same moment (War's flips).
     simultaneous: ClassVar[bool] = False
+    #: Capability: nothing is private to a seat: every seat's view is the spectator's
+    #: with its own ``seat`` field, and events project the same for everyone (War),
+    #: so a caller may build them once per change for all.
+    public_view: ClassVar[bool] = False
 
     def normalize_options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
         """Validate ``options`` and fill in defaults.

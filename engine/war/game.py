@@ -17,6 +17,7 @@ class WarGame(Game):
     seats: ClassVar[int] = 2
     auto_play: ClassVar[bool] = True
     simultaneous: ClassVar[bool] = True
+    public_view: ClassVar[bool] = True
     options: ClassVar[tuple[OptionSpec, ...]] = (
         OptionSpec("return", "choice", "shuffled",
                    "How a won pile goes under the winner's deck (W3): shuffled with the "

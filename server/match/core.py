@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from engine import cards
-from engine.core import Event, RuleError, State
+from engine.core import Event, RuleError, State, View
 from engine.fairness import commitment, seed_hex
 from engine.registry import get_game
 from engine.rng import LEGACY_STREAM, HmacStream
@@ -177,6 +177,9 @@ class MatchCore:
         self.commitment = commitment(rec.seed, rec.salt)
         self.rules = rules
         self.state = state
+        #: (events, view, projected events) built once for every seat of a game with
+        #: a public view (Game.public_view); dropped whenever the state may change
+        self._public: tuple[list[Event], View, list[Event]] | None = None
         self.seq = seq
         self.seats = [SeatState(i) for i in range(self.game.seats)]
         #: session ids of spectators, in the order they came
@@ -357,6 +360,7 @@ class MatchCore:
             Exception: only a bug (the task logs it and answers ``internal_error``).
         """
         self._now = now
+        self._public = None
         self._fx = fx = Effects()
         self._before = (self.status, self.linger_until, [replace(s) for s in self.seats])
         self._spectators_before = None
@@ -414,6 +418,7 @@ class MatchCore:
             log.warning("match %s: a commit failed; rebuilt at seq %d", self.id,
                         len(committed))
             self.state = rebuild(self.record(), committed)
+            self._public = None
             # the window may hold changes of rows that are gone: start it afresh
             self.window = SeqWindow(self.game.seats, self.game.simultaneous)
             self._window_at = None
@@ -909,13 +914,13 @@ class MatchCore:
             # a waiting match removed when its last seat left was never played
             result = ({"winner": None, "reason": "cancelled"} if outcome is None
                       else self._result(outcome))
-        view = state.view(seat)
+        view, projected = self._view_and_events(seat, events)
         return ev.Snapshot(
             match=self.id, game=self.game.name, seq=self.seq, seat=seat,
             view=_face_down(view) if self.status == "waiting" else view,
             legal=self._legal(seat) if active and seat is not None else [],
             status=self.status,
-            events=state.project_events(events, seat) if events else [],
+            events=projected,
             players=self.players(), options=self.options, commitment=self.commitment,
             deadline=self._deadline_for(seat),
             auto_flip=seat is not None and self.seats[seat].auto_flip,
@@ -936,6 +941,21 @@ class MatchCore:
         if seat.session is not None and seat.session in self.connected:
             self._fx.messages.append((seat.session, self.snapshot(seat.index, events, cut)))
             seat.seen = self.seq
+
+    def _view_and_events(self, seat: int | None, events: list[Event]
+                         ) -> tuple[View, list[Event]]:
+        """``seat``'s view and its projection of ``events``; for a game with a public
+        view, built once per change (the spectator's, with ``seat`` set) and shared."""
+        state = self.state
+        if not self.game.public_view:
+            return state.view(seat), state.project_events(events, seat) if events else []
+        public = self._public
+        if public is None or public[0] is not events:
+            public = self._public = (events, state.view(None),
+                                     state.project_events(events, None) if events else [])
+        view = dict(public[1])
+        view["seat"] = seat
+        return view, public[2]
 
     def _deadline_for(self, seat: int | None) -> float | None:
         """Seconds left on the seat's own turn timer (None: none running for it); a

@@ -122,3 +122,20 @@ def test_summary_lists_the_match() -> None:
     summary = core.summary()
     assert summary["status"] == "active" and summary["spectators"] == 1
     assert summary["game"] == "datastructures" and summary["seq"] == 0
+
+
+
+def test_a_public_view_is_built_once_per_change_and_is_each_seats_own_projection() -> None:
+    from engine.registry import get_game
+
+    assert get_game("war").public_view and not get_game("datastructures").public_view
+    core = active("war")
+    for _ in range(60):
+        fx = play(core)
+        snaps = [msg for _, msg in fx.messages if msg.TYPE == "snapshot"]
+        if fx.later is not None:
+            snaps += [msg for _, msg in fx.later().messages if msg.TYPE == "snapshot"]
+        assert {s.seat for s in snaps} == {0, 1}
+        for snap in snaps:
+            assert snap.view == core.state.view(snap.seat)
+            assert snap.events == snaps[0].events and snap.events
