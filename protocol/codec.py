@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgpack
+import msgspec
 
 from protocol.errors import LocalProtocolError, ProtocolError
 from protocol.schema import kind_name
@@ -109,6 +110,12 @@ def _check_shape(value: Any, max_depth: int, depth: int = 1) -> None:
                 _check_shape(sub, max_depth, depth + 1)
 
 
+#: One encoder for every message: msgspec writes the bytes ``msgpack.packb(msg,
+#: use_bin_type=True)`` writes for every value a message holds (tests/protocol/
+#: test_codec.py checks it), without building a packer per call.
+_ENCODER = msgspec.msgpack.Encoder()
+
+
 def pack(msg: dict[str, Any]) -> bytes:
     """Encode one message map as a msgpack body (strings as str, bytes as bin).
 
@@ -117,6 +124,6 @@ def pack(msg: dict[str, Any]) -> bytes:
             (an unsupported type, an integer outside 64 bits).
     """
     try:
-        return msgpack.packb(msg, use_bin_type=True, strict_types=False)
-    except (TypeError, ValueError, OverflowError) as exc:
+        return _ENCODER.encode(msg)
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError) as exc:
         raise LocalProtocolError("bad_message", f"cannot encode message: {exc}") from None

@@ -73,3 +73,18 @@ def test_pack_refuses_unencodable_values() -> None:
     assert info.value.code == "bad_message"
     with pytest.raises(LocalProtocolError):
         pack({"type": "x", "v": 2**70})
+
+
+def test_pack_writes_the_bytes_msgpack_writes() -> None:
+    from engine.registry import get_game
+    from tests.protocol.helpers import TO_CLIENT_EXAMPLES, TO_SERVER_EXAMPLES
+
+    samples = [*TO_CLIENT_EXAMPLES.values(), *TO_SERVER_EXAMPLES.values(),
+               {"type": "x", "f": 0.1, "big": 2**64 - 1, "neg": -(2**63), "b": b"\x00" * 300,
+                "s": "é" * 40, "t": (1, [2, {"k": None}]), "u": True, "long": "x" * 70000,
+                "n": [-1, -33, 127, 128, 255, 256, 65535, 65536, 2**32, -(2**31) - 1]}]
+    for game in ("war", "datastructures"):
+        state = get_game(game).new_state(5)
+        samples += [state.view(0), state.view(None), {"legal": state.legal(0)}]
+    for msg in samples:
+        assert pack(msg) == msgpack.packb(msg, use_bin_type=True), msg
