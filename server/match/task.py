@@ -295,13 +295,19 @@ class Match:
         commit, which commits them before anything they cause is sent."""
         assert self.ctx.commits is not None
         command = self._note(session, command)
+        fx = self._handled(session, command)
+        if fx is not None:
+            self.ctx.commits.submit(self, session, command, fx)
+
+    def _handled(self, session: Session | None, command: cmd.Command) -> Effects | None:
+        """The core's effects for ``command``; None when the core failed (a bug:
+        logged, the requester answered ``internal_error``)."""
         try:
-            fx = self.core.handle(command, self.ctx.clock())
+            return self.core.handle(command, self.ctx.clock())
         except Exception:
             log.exception("match %s: handler failed", self.id)
             self._internal_error(session, command)
-            return
-        self.ctx.commits.submit(self, session, command, fx)
+            return None
 
     def _note(self, session: Session | None, command: cmd.Command) -> cmd.Command:
         """Remember the requester's session; mark a request from a session that has
@@ -399,13 +405,8 @@ class Match:
         if self.ctx.commits is not None:
             self.ctx.commits.flush()  # what cores were handed before is committed first
         command = self._note(session, command)
-        try:
-            fx = self.core.handle(command, self.ctx.clock())
-        except Exception:
-            log.exception("match %s: handler failed", self.id)
-            self._internal_error(session, command)
-            return None
-        if not self.commit_writes(fx.writes, session, command):
+        fx = self._handled(session, command)
+        if fx is None or not self.commit_writes(fx.writes, session, command):
             return None
         self.carry_out(fx)
         return fx

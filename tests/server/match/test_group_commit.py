@@ -52,16 +52,22 @@ def war_matches(tmp_path: Path, store: Store, count: int
     return commits, matches, seats, log
 
 
+async def start(nursery: trio.Nursery, commits: GroupCommit, matches: list[Match],
+                log: list[Any]) -> None:
+    """Run the committer and the matches; forget what their start sent."""
+    nursery.start_soon(commits.run)
+    for match in matches:
+        await nursery.start(match.run)
+    await trio.testing.wait_all_tasks_blocked()
+    log.clear()
+
+
 async def test_one_pass_one_transaction_and_every_reply_after_its_commit(tmp_path: Path
                                                                          ) -> None:
     store = Store(tmp_path / "s.db")
     commits, matches, seats, log = war_matches(tmp_path, store, 3)
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(commits.run)
-        for match in matches:
-            await nursery.start(match.run)
-        await trio.testing.wait_all_tasks_blocked()
-        log.clear()
+        await start(nursery, commits, matches, log)
         before = commits.batches
         for match, pair in zip(matches, seats, strict=True):   # one pass: no yield between
             await match.submit(PlayIntent(pair[0].id, 1, seq=match.seq,
@@ -94,11 +100,7 @@ async def test_a_failed_group_commits_one_by_one_and_only_the_bad_row_fails(
         real_append(match_id, *args, **kwargs)
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(commits.run)
-        for match in matches:
-            await nursery.start(match.run)
-        await trio.testing.wait_all_tasks_blocked()
-        log.clear()
+        await start(nursery, commits, matches, log)
         monkeypatch.setattr(store, "append", append)
         for match, pair in zip(matches, seats, strict=True):
             await match.submit(PlayIntent(pair[0].id, 5, seq=match.seq,
@@ -120,10 +122,7 @@ async def test_a_match_with_an_uncommitted_command_queues_the_next(tmp_path: Pat
     commits, matches, seats, log = war_matches(tmp_path, store, 1)
     match, pair = matches[0], seats[0]
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(commits.run)
-        await nursery.start(match.run)
-        await trio.testing.wait_all_tasks_blocked()
-        log.clear()
+        await start(nursery, commits, matches, log)
         for seat in (0, 1):   # both seats flip in one pass: the second waits in the inbox
             await match.submit(PlayIntent(pair[seat].id, seat, seq=match.seq,
                                           intent={"type": "flip"}), pair[seat])
