@@ -19,7 +19,12 @@ A failed group transaction is retried command by command (one transaction each, 
 without grouping): only a command whose own rows fail is rolled back and answered
 ``internal_error``.
 
-Without a running committer (:meth:`GroupCommit.run`) every command commits at once.
+When the last few batches held one command each (nothing else arrives in the
+same pass, as in a ping-pong), commands commit at once in the reader's task,
+requester's reply first, then the rest of the broadcast, all before returning
+(nothing interleaves); every eighth goes through the committer again, and a batch
+of more than one brings grouping back. Without a running committer
+(:meth:`GroupCommit.run`) every command commits at once.
 """
 
 from __future__ import annotations
@@ -36,6 +41,13 @@ from server.session import Session
 from server.store import Store
 
 log = logging.getLogger("cardserver.match")
+
+#: Batches of one command in a row after which commands commit at once, in the
+#: reader's task (a ping-pong: the committer's pass would only add latency) ...
+ALONE_AFTER = 3
+#: ... except every PROBE_EVERY-th, which goes through the committer again to see
+#: whether the server has become busy (a batch of more than one: grouping again).
+PROBE_EVERY = 8
 
 
 class Match(Protocol):
@@ -84,6 +96,10 @@ class GroupCommit:
         self._collect = collect if collect is not None else nullcontext()
         self._wake = trio.Event()
         self._running = False
+        #: the last ALONE_AFTER batches held one command each: commit at once
+        self._alone = False
+        self._singles = 0
+        self._countdown = PROBE_EVERY
         #: transactions and commands committed through here (benchmarks, tests)
         self.batches = 0
         self.commands = 0
@@ -104,7 +120,7 @@ class GroupCommit:
         """Commit ``fx`` (``match``'s core's effects for ``command``) and carry it out,
         with the next batch (at once when no committer runs)."""
         item = Pending(match, session, command, fx)
-        if not self._running:
+        if not self._running or (self._alone and not self.pending and self._probe()):
             self.batches += 1
             self.commands += 1
             if match.commit_writes(fx.writes, session, command):
@@ -115,11 +131,23 @@ class GroupCommit:
         if len(self.pending) == 1:
             self._wake.set()
 
+    def _probe(self) -> bool:
+        """In the one-by-one mode: True to commit this command at once, False (every
+        :data:`PROBE_EVERY` th) to send it through the committer, to see whether
+        others now come with it."""
+        self._countdown -= 1
+        if self._countdown > 0:
+            return True
+        self._countdown = PROBE_EVERY
+        return False
+
     def flush(self) -> None:
         """Commit and carry out everything pending, now."""
         batch, self.pending = self.pending, []
         if not batch:
             return
+        self._singles = self._singles + 1 if len(batch) == 1 else 0
+        self._alone = self._singles >= ALONE_AFTER
         for item in batch:
             item.match.uncommitted = False
         self.batches += 1

@@ -137,3 +137,24 @@ async def test_a_match_with_an_uncommitted_command_queues_the_next(tmp_path: Pat
                 assert stored >= msg["seq"]
         nursery.cancel_scope.cancel()
     store.close()
+
+
+async def test_lone_commands_commit_at_once_with_a_probe_every_eighth(tmp_path: Path) -> None:
+    from server.match.commit import ALONE_AFTER, PROBE_EVERY
+
+    store = Store(tmp_path / "s.db")
+    commits, matches, seats, log = war_matches(tmp_path, store, 2)
+    match, pair = matches[0], seats[0]
+    deferred = []
+    async with trio.open_nursery() as nursery:
+        await start(nursery, commits, matches, log)
+        for step in range(ALONE_AFTER + 2 * PROBE_EVERY):   # one command per pass
+            seat = min(match.core.state.to_move())
+            await match.submit(PlayIntent(pair[seat].id, step, seq=match.seq,
+                                          intent={"type": "flip"}), pair[seat])
+            deferred.append(match.uncommitted)
+            await trio.testing.wait_all_tasks_blocked()
+            assert len(store.journal(match.id)) == step + 1
+        assert all(deferred[:ALONE_AFTER]) and deferred.count(True) == ALONE_AFTER + 2
+        nursery.cancel_scope.cancel()
+    store.close()
