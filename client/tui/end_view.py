@@ -15,6 +15,7 @@ from typing import Any
 from client.tui.fair import FairCheck
 from client.tui.layout import Block, Line, boxed, text
 from client.tui.model import MatchView, player_names
+from client.tui.ratings_view import rating_change_lines
 from engine import notation
 
 GAME_TITLES = {"datastructures": "Data Structures", "war": "War"}
@@ -90,6 +91,10 @@ def render_end(mv: MatchView, cells: int, rows: int, *, fair: FairCheck | None,
     if score:
         out.extend(boxed("Score", [text(part) for line in score for part in _wrap(line, inner)],
                          cells))
+    ratings = rating_change_lines(snap.get("result"), me)
+    if ratings:
+        out.extend(boxed("Ratings", [text(part) for line in ratings
+                                     for part in _wrap(line, inner)], cells))
     if fair is not None:
         lines = []
         for line in fair.lines():

@@ -334,3 +334,21 @@ def test_the_deal_check_uses_the_announced_stream_and_client_seeds() -> None:
     assert "client seeds c0ffee, 7 (hmac-sha256-ctr/1)" in ok.lines()
     wrong = check(dict(last, client_seeds=["c0ffee", "8"]), mv.first_view, mv.first_seq)
     assert wrong.deal_ok is False  # other client seeds deal another opening
+
+
+def test_end_screen_shows_the_rating_change_of_a_rated_match() -> None:
+    model = finished("war", 5, {"cap": 40})
+    mv = model.view
+    result = dict(mv.snapshot["result"], rated=True, ratings=[
+        {"seat": 0, "name": "alice", "rating_before": 1500.0, "rating_after": 1662.31},
+        {"seat": 1, "name": "bob", "rating_before": 1500.0, "rating_after": 1337.69}])
+    mv.snapshot = dict(mv.snapshot, result=result)
+    out = block_text(end_view.render_end(mv, 80, 24, fair=mv.fair))
+    assert "Ratings" in out
+    assert "1500 -> 1662" in out and "bob: 1500 -> 1338" in out
+
+
+def test_end_screen_of_an_unrated_match_has_no_ratings_box() -> None:
+    model = finished("war", 5, {"cap": 40})
+    out = block_text(end_view.render_end(model.view, 80, 24, fair=model.view.fair))
+    assert "Ratings" not in out
