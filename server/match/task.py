@@ -22,6 +22,12 @@ carries out the effects:
 
 :meth:`Match.detach` is synchronous (a connection handler calls it while it is
 being torn down): it runs the core at once and touches presence and timers only.
+
+Sessions are known by id: the task looks each one up in the server's registry
+(``MatchContext.sessions``) when it runs a command or delivers a message, never
+through an object it kept. A request queued by a connection that has dropped
+since runs as not ``live`` (a ``join`` then seats the session disconnected, with
+its grace period running); a resume before it runs makes it live again.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import trio
@@ -69,6 +75,19 @@ class MatchContext:
     on_closed: Callable[[Match], None] = lambda match: None
     clock: Callable[[], float] = trio.current_time
     wall: Callable[[], float] = time.time
+    #: the server's sessions by id (the lobby's registry; the one object of each id)
+    sessions: dict[str, Session] = field(default_factory=dict)
+    #: asked before a join or watch runs (session id, command); raises Refusal
+    admit: Callable[[str, cmd.Request], None] = lambda session_id, command: None
+    #: a session left a seat or stopped watching (the lobby forgets it if idle)
+    on_left: Callable[[Session], None] = lambda session: None
+
+
+def replace_match(exc: ProtocolError, match_id: str) -> ProtocolError:
+    """``exc`` naming ``match_id`` (a refusal raised without the match in hand)."""
+    if exc.match is None:
+        exc.match = match_id
+    return exc
 
 
 class MatchClosed(Exception):
@@ -85,7 +104,6 @@ class Match:
         self.ctx = ctx
         self.core = core
         self.id = core.id
-        self.sessions: dict[str, Session] = {}
         self.closed = False
         self._send, self._recv = trio.open_memory_channel[_Item](ctx.config.inbox_size)
         self._timer_scope: trio.CancelScope | None = None
@@ -126,8 +144,7 @@ class Match:
         match = cls(ctx, core)
         for seat in core.seats:
             if seat.session is not None:
-                session = match.sessions[seat.session] = session_for(seat.session,
-                                                                     seat.name or "?")
+                session = session_for(seat.session, seat.name or "?")
                 session.seats.add((match.id, seat.index))
                 account = ctx.store.session_account(seat.session)
                 if account is not None:
@@ -135,13 +152,12 @@ class Match:
                                      player_extras(ctx.store, ctx.store.account(account),
                                                    rec.game, rec.rated))
         for sid in core.spectators:
-            session = match.sessions[sid] = session_for(sid, "?")
-            session.watching.add(match.id)
+            session_for(sid, "?").watching.add(match.id)
         return match
 
     def seat_session(self, index: int, session: Session, *, client_seed: str = "0") -> None:
         """Put ``session`` in seat ``index`` before the task starts (create, queue)."""
-        self.sessions[session.id] = session
+        self.ctx.sessions.setdefault(session.id, session)
         account = session.account
         self.core.seat(index, session.id, session.name,
                        None if account is None else account.id,
@@ -224,10 +240,10 @@ class Match:
 
     def members(self) -> list[tuple[Session, int | None]]:
         """Every (session, seat) here; seat None: a spectator."""
-        out = [(self.sessions[s.session], s.index) for s in self.core.seats
-               if s.session is not None and s.session in self.sessions]
-        return out + [(self.sessions[sid], None) for sid in self.core.spectators
-                      if sid in self.sessions]
+        sessions = self.ctx.sessions
+        out = [(sessions[s.session], s.index) for s in self.core.seats
+               if s.session is not None and s.session in sessions]
+        return out + [(sessions[sid], None) for sid in self.core.spectators if sid in sessions]
 
     async def submit(self, command: cmd.Command, session: Session | None = None) -> None:
         """Queue ``command`` (from ``session``, if any) for the match task; waits
@@ -330,9 +346,18 @@ class Match:
         """One command through the core, its writes committed, its messages sent;
         the effects, or None when it failed (the requester was told)."""
         if session is not None:
-            self.sessions.setdefault(session.id, session)
+            # the registered session of this id: a resume since the request was
+            # queued may have replaced the object the connection handed over (one
+            # the server has forgotten stays unregistered: it is not connected)
+            session = self.ctx.sessions.get(session.id, session)
             if not session.connected and isinstance(command, cmd.Request):
                 command = replace(command, live=False)
+            if isinstance(command, cmd.Join | cmd.Watch):
+                try:
+                    self.ctx.admit(session.id, command)
+                except ProtocolError as exc:
+                    session.push(replace_match(exc, self.id).to_event(command.rid))
+                    return None
         try:
             fx = self.core.handle(command, self.ctx.clock())
         except Exception:
@@ -441,8 +466,9 @@ class Match:
 
     def _carry_out(self, fx: Effects) -> None:
         """Membership, messages, bots, close and the next deadline of ``fx``."""
+        sessions = self.ctx.sessions
         for m in fx.members:
-            session = self.sessions.get(m.session)
+            session = sessions.get(m.session)
             if session is None:
                 continue
             if m.seat is None:
@@ -451,7 +477,8 @@ class Match:
                 session.seats.add((self.id, m.seat))
             else:
                 session.seats.discard((self.id, m.seat))
-        sessions = self.sessions
+            if not m.present:
+                self.ctx.on_left(session)
         for to, msg in fx.messages:
             if to == SPECTATORS:
                 for sid in self.core.spectators:

@@ -27,6 +27,12 @@ from tests.server.helpers import Closed, TestClient, frame
 Attack = Callable[[LegitMatch], Awaitable[Any]]
 
 
+#: Every peer of these tests is 127.0.0.1: the cases that open hundreds of sessions
+#: test the heartbeat, not the per-address handshake limits (tests/hostile/test_quotas.py).
+MANY_FROM_ONE_ADDRESS = {"handshakes_per_second": 10000.0, "handshake_burst": 10000,
+                         "max_sessions_per_address": 10000}
+
+
 async def during_legit_match(server: Server, attack: Attack, pause: float = 0.002) -> Any:
     """Run ``attack`` while a legitimate match plays; check the match and the server."""
     legit = LegitMatch(server, pause)
@@ -364,7 +370,7 @@ async def test_slowloris_after_hello_is_a_silent_peer(start_server) -> None:
     """After the handshake, bytes that never complete a frame are not a sign of life:
     the peer is dropped with bye heartbeat_timeout (docs: "no frame at all") even
     while it keeps trickling (one byte every 0.1 s)."""
-    server = await start_server(ping_interval=0.5, ping_timeout=0.5)
+    server = await start_server(ping_interval=0.5, ping_timeout=0.5, **MANY_FROM_ONE_ADDRESS)
 
     async def attack(legit: LegitMatch) -> None:
         client = await TestClient.connect(server.port)
@@ -395,7 +401,8 @@ async def test_thousand_idle_connections(start_server) -> None:
     """1,000 connections that said hello and then nothing are held (within the
     heartbeat bound) and cost the match nothing; idle ones that never say hello
     are closed at the handshake timeout."""
-    server = await start_server(max_connections=1200, handshake_timeout=2.0)
+    server = await start_server(max_connections=1200, handshake_timeout=2.0,
+                                **MANY_FROM_ONE_ADDRESS)
     idle: list[TestClient] = []
 
     async def attack(legit: LegitMatch) -> None:

@@ -72,6 +72,7 @@ TO_SERVER_EXAMPLES: dict[str, dict[str, Any]] = {
     "resign": {"type": "resign", "id": 12, "match": "m1"},
     "auto_flip": {"type": "auto_flip", "id": 13, "match": "m1", "on": True},
     "chat": {"type": "chat", "id": 14, "match": "m1", "text": "good luck!"},
+    "mute_spectators": {"type": "mute_spectators", "id": 15, "match": "m1", "on": True},
 }
 
 #: One valid example of every server -> client message (welcome first).
@@ -153,7 +154,8 @@ TO_CLIENT_EXAMPLES: dict[str, dict[str, Any]] = {
         "connected": False,
         "grace": 60.0,
     },
-    "chat": {"type": "chat", "match": "m1", "seat": None, "name": "carol", "text": "hi"},
+    "chat": {"type": "chat", "match": "m1", "seat": None, "name": "carol", "text": "hi",
+             "role": "spectator"},
     "bye": {"type": "bye", "reason": "server_shutdown", "message": "restarting"},
 }
 
