@@ -95,8 +95,7 @@ class ServerConfig:
     timeout_forfeit: int = option(3, "a seat that times out this many turns in a row "
                                   "forfeits (0: never)", **NON_NEGATIVE)
     auto_flip_delay: float = option(0.5, "War: seconds before the server flips for an "
-                                    "auto-flip seat; also the pace of bots left alone",
-                                    **NON_NEGATIVE, unit="s")
+                                    "auto-flip seat", **NON_NEGATIVE, unit="s")
     abandon_bot: str = option("greedy", "strategy that takes over an abandoned seat "
                               "(abandon=\"bot\")")
     bot_time_budget: float = option(0.5, "seconds a server bot may think per move",
