@@ -53,6 +53,7 @@ from load import (  # noqa: E402
     WireClosed,
     percentile,
     proc_cpu,
+    proc_runqueue_wait,
     raise_fd_limit,
 )
 
@@ -63,6 +64,9 @@ def _frame(msg: dict[str, Any]) -> bytes:
     body = msgpack.packb(msg)
     return struct.pack(">I", len(body)) + body
 
+
+#: Where the legitimate players connect from (the attackers: 127.0.0.1).
+LEGIT_ADDRESS = "127.0.0.2"
 
 HELLO = _frame({"type": "hello", "protocol": [1], "name": "evil", "client": "soak"})
 
@@ -185,9 +189,11 @@ class Attack:
                            "rate_limited")
         await wire.aclose()
 
-    async def deaf(self, match: str) -> None:
+    async def deaf(self, match: str | None, kind: str = "never reads") -> None:
+        """Watch ``match`` (if any), then send ``matches`` requests and never read."""
         stream = await self._open()
-        await stream.send_all(HELLO + _frame({"type": "watch", "id": 1, "match": match}))
+        watch = _frame({"type": "watch", "id": 1, "match": match}) if match else b""
+        await stream.send_all(HELLO + watch)
         request = _frame({"type": "matches", "id": 2})
         outcome = "open"
         with trio.move_on_after(self.left()):
@@ -196,7 +202,7 @@ class Attack:
                     await stream.send_all(request)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 outcome = "closed by the server"
-        self.note("never reads", outcome)
+        self.note(kind, outcome)
         await stream.aclose()
 
     async def garbage(self) -> None:
@@ -319,25 +325,11 @@ class Attack:
             wire = await self._session(f"lister{i}")
             await self._pipeline("list (reads)", wire, lambda n: {"type": "matches"}, 4)
 
-        async def deaf_one(i: int) -> None:
-            stream = await self._open()
-            await stream.send_all(HELLO)
-            request = _frame({"type": "matches", "id": 2})
-            outcome = "open"
-            with trio.move_on_after(self.left()):
-                try:
-                    while True:
-                        await stream.send_all(request)
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    outcome = "closed by the server"
-            self.note("list (never reads)", outcome)
-            await stream.aclose()
-
         async with trio.open_nursery() as nursery:
             for i in range(readers):
                 nursery.start_soon(reader, i)
-            for i in range(deaf):
-                nursery.start_soon(deaf_one, i)
+            for _ in range(deaf):
+                nursery.start_soon(self.deaf, None, "list (never reads)")
 
     async def chat_flood(self, spectators: int = 300) -> None:
         """``spectators`` spectators of the legitimate matches chat as fast as they may."""
@@ -514,7 +506,10 @@ class Legit:
 
     async def _pair(self, i: int) -> None:
         try:
-            a, b = await Wire.open(self.port), await Wire.open(self.port)
+            # the legitimate players connect from another address than the attackers
+            # (127.0.0.1): a user elsewhere, whom the per-address limits must spare
+            a = await Wire.open(self.port, local=LEGIT_ADDRESS)
+            b = await Wire.open(self.port, local=LEGIT_ADDRESS)
             await a.hello(f"legit{i}a")
             await b.hello(f"legit{i}b")
             while time.monotonic() < self.until:
@@ -669,6 +664,7 @@ def main(argv: list[str] | None = None) -> int:
                     result["server_vmhwm_mib"] = int(line.split()[1]) / 1024
         result["server_alive"] = server.proc is not None and server.proc.poll() is None
         result["server_cpu_s"] = proc_cpu(server.pid)
+        result["server_runqueue_wait_s"] = proc_runqueue_wait(server.pid)
         result["server_log_bytes"] = len(server.log_text().encode())
         result["store"] = _store_figures(server.db)
     finally:
@@ -683,7 +679,8 @@ def main(argv: list[str] | None = None) -> int:
     print("attackers got:")
     for kind, outcomes in sorted(result["attacks"].items()):
         print(f"  {kind:14} " + ", ".join(f"{k}: {v}" for k, v in sorted(outcomes.items())))
-    print(f"server CPU {result['server_cpu_s']:.1f} s, info log {result['server_log_bytes']} "
+    print(f"server CPU {result['server_cpu_s']:.1f} s (waited "
+          f"{result['server_runqueue_wait_s'] or 0:.1f} s for a CPU), info log {result['server_log_bytes']} "
           f"bytes, store {result['store']}")
     print(f"server alive at the end: {result['server_alive']}, peak memory "
           f"{result['server_vmhwm_mib']:.0f} MiB; attack process error: {result['attack_error']}")

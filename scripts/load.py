@@ -99,9 +99,10 @@ class Wire:
         self._ids = 0
 
     @classmethod
-    async def open(cls, port: int, host: str = HOST) -> Wire:
-        """Connect (TCP_NODELAY is set by trio)."""
-        return cls(await trio.open_tcp_stream(host, port))
+    async def open(cls, port: int, host: str = HOST, local: str | None = None) -> Wire:
+        """Connect (TCP_NODELAY is set by trio), from the address ``local`` if given
+        (another loopback address, 127.0.0.2, is another client address)."""
+        return cls(await trio.open_tcp_stream(host, port, local_address=local))
 
     async def send(self, msg: dict[str, Any]) -> int:
         """Write one message; returns the body size."""

@@ -61,6 +61,11 @@ log = logging.getLogger("cardserver.connection")
 READ_SIZE = 65536
 #: Most queued messages the writer joins into one send.
 WRITE_BATCH = 64
+#: Longest a reader runs requests already in its buffer (a pipelining client's)
+#: before it lets every other task run once: refusals are answered without any
+#: checkpoint, so a buffer of a thousand pipelined requests would otherwise hold
+#: the whole server for tens of milliseconds.
+READER_SLICE = 0.002
 
 
 class Lobby(Protocol):
@@ -294,7 +299,11 @@ class ClientConnection:
 
     async def _reader(self) -> None:
         assert self.session is not None
+        slice_start = trio.current_time()
         while True:
+            if trio.current_time() - slice_start >= READER_SLICE:
+                await trio.lowlevel.checkpoint()
+                slice_start = trio.current_time()
             try:
                 event = await self._receive()
             except _Silent:
