@@ -114,7 +114,8 @@ CODES: dict[str, CodeInfo] = {
         "joined within `--waiting-ttl`: the match is gone"),
     "chat_rate_limited": CodeInfo(
         _N, False, "`chat`: more lines than the chat limit (`limits.chat_rate` per second, "
-        "bursts of `limits.chat_burst`); this line was not relayed"),
+        "bursts of `limits.chat_burst`), or than the match's spectators together may say; "
+        "this line was not relayed"),
     "too_many_handshakes": CodeInfo(
         _N, True, "`hello`: the client's address opens sessions or resumes faster than "
         "`--handshakes-per-second`, or holds `--max-sessions-per-address` live sessions"),

@@ -141,6 +141,9 @@ class ServerConfig:
     chat_rate: float = option(1.0, "chat lines per second per session (token bucket "
                               "refill)", **POSITIVE, unit="/s")
     chat_burst: int = option(5, "chat lines one session may send at once", **POSITIVE)
+    spectator_chat_rate: float = option(
+        10.0, "spectators' chat lines per second relayed in one match, all spectators "
+        "together (bursts of --chat-burst x 4)", **POSITIVE, unit="/s")
     handshakes_per_second: float = option(
         20.0, "hello (new session or resume) per second per client address", **POSITIVE,
         unit="/s")

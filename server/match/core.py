@@ -57,6 +57,7 @@ from server.match.effects import (
 )
 from server.match.history import EventHistory
 from server.match.window import SeqWindow
+from server.ratelimit import TokenBucket
 from server.ratings import played_seats
 from server.replay import ReplayError, new_match_state, rebuild
 from server.store import JournalEntry, MatchRecord, RatingChange, SeatRecord, SeatTimers
@@ -78,12 +79,16 @@ class Rules:
     finished_linger: float = 300.0
     #: seconds a waiting match waits for its players (0: for ever)
     waiting_ttl: float = 0.0
+    #: spectators' chat lines relayed per second, all of them together, and the burst
+    spectator_chat_rate: float = 10.0
+    spectator_chat_burst: int = 20
 
     @classmethod
     def from_config(cls, config: ServerConfig) -> Rules:
         """The rules of ``config``."""
         return cls(config.grace, config.timeout_forfeit, config.auto_flip_delay,
-                   config.abandon_bot, config.finished_linger, config.waiting_ttl)
+                   config.abandon_bot, config.finished_linger, config.waiting_ttl,
+                   config.spectator_chat_rate, 4 * config.chat_burst)
 
 
 @dataclass(slots=True)
@@ -191,6 +196,9 @@ class MatchCore:
         self.rating_result: list[dict[str, Any]] = []
         #: when a waiting match expires (armed by Start)
         self.expires_at: float | None = None
+        #: the spectators' chat, all together (on the task's clock)
+        self.spectator_chat = TokenBucket(rules.spectator_chat_rate,
+                                          rules.spectator_chat_burst, 0.0)
         self._now = 0.0
         self._fx = Effects()
         #: status, linger and seats before the command being handled (rollback)
@@ -635,6 +643,11 @@ class MatchCore:
         seat = self.seat_of(req.session)
         if seat is None and req.session not in self.spectators:
             self._refuse("not_in_match", f"you neither sit in nor watch {self.id}")
+        if seat is None and not self.spectator_chat.allow(self._now):
+            # however many spectators there are, the seats (who must keep up with the
+            # snapshots) get at most this many of their lines
+            self._refuse("chat_rate_limited", "the spectators of this match say more than "
+                         f"{self.rules.spectator_chat_rate:g} lines per second together")
         self._ok(req)
         msg = ev.Chat(match=self.id, seat=seat, name=req.name, text=req.text,
                       role="spectator" if seat is None else "player")

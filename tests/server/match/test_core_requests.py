@@ -230,3 +230,18 @@ def test_a_join_that_runs_after_the_resume_is_seated_and_usable() -> None:
     assert Membership(B, 1, True) in fx.members
     snap = [m for m in fx.to(B) if m["type"] == "snapshot"][-1]
     assert snap["seat"] == 1 and snap["legal"]
+
+
+def test_the_spectators_together_are_held_to_the_match_chat_rate() -> None:
+    """However many spectators chat, the seats get at most the match's spectator
+    rate of their lines (burst 20 here, then 10 a second); players are not held."""
+    core = active()
+    watchers = [f"w{i}" for i in range(30)]
+    for w in watchers:
+        core.handle(c.Watch(w, 1), 1.0)
+    codes = [(core.handle(c.Chat(w, 2, name=w, text="hi"), 1.0).to(w)[0].get("code", "ok"))
+             for w in watchers]
+    assert codes.count("ok") == 20 and codes.count("chat_rate_limited") == 10
+    assert types(core.handle(c.Chat(A, 3, name="alice", text="gg"), 1.0), A) == ["ok", "chat"]
+    assert core.handle(c.Chat("w0", 4, name="w0", text="later"), 2.0).to("w0")[0]["type"] \
+        == "ok"
