@@ -469,6 +469,7 @@ CASES: dict[str, Any] = {
 
 def _attack_main(port: int, matches: list[str], seconds: float, idle: int, slow: int,
                  case: str, out: Any) -> None:
+    os.nice(10)  # the attacker (CPU-bound) yields to the server and the legitimate players
     raise_fd_limit()
     attack = Attack(port, matches, time.monotonic() + seconds, 7)
     error = None
