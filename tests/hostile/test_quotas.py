@@ -157,9 +157,9 @@ async def test_matches_are_paginated_filtered_and_costed(start_server, nursery) 
 async def test_a_spectator_that_never_reads_is_cut_off_by_bytes(start_server,
                                                                 nursery) -> None:
     """A spectator whose connection takes no bytes: snapshots of the legitimate
-    match pile up in its outbox until the byte bound (not the 256-message one)
-    closes it as a slow consumer; the match never waits for it."""
-    server = await start_server(outbox_bytes=20000, outbox_size=256)
+    match pile up in its outbox until the byte bound closes it as a slow consumer
+    (the message bound, 10,000 here, is never near); the match never waits for it."""
+    server = await start_server(outbox_bytes=20000, outbox_size=10000)
     ours, theirs = trio.testing.lockstep_stream_pair()
     nursery.start_soon(server.serve_stream, theirs, "192.0.2.5:40000")
     deaf = TestClient(ours)
