@@ -370,6 +370,7 @@ ONE_ADDRESS_FLAGS = [
     "--handshakes-per-second", "100000", "--handshake-burst", "100000",
     "--max-sessions-per-address", "100000", "--max-waiting-per-address", "100000",
     "--max-active-per-address", "100000", "--creates-per-minute-per-address", "1000000",
+    "--address-rate", "1000000", "--address-burst", "1000000",
 ]
 
 

@@ -30,6 +30,7 @@ from server.config import ServerConfig
 from server.connection import ClientConnection
 from server.lobby import Lobby
 from server.logvolume import LogVolume
+from server.ratelimit import AddressThrottle
 from server.services import Services
 from server.store import Store
 from server.tls import accept_tls, server_context
@@ -55,7 +56,8 @@ class Server:
         self.lobby = Lobby(config, store)
         #: what each connection is handed (not the whole server)
         self.services = Services(self.lobby, config,
-                                 LogVolume(config.log_burst, config.log_interval))
+                                 LogVolume(config.log_burst, config.log_interval),
+                                 AddressThrottle(config.address_rate, config.address_burst))
         self.clients: set[ClientConnection] = set()
         self.port: int | None = None
         self.addresses: list[str] = []

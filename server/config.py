@@ -144,6 +144,11 @@ class ServerConfig:
     spectator_chat_rate: float = option(
         10.0, "spectators' chat lines per second relayed in one match, all spectators "
         "together (bursts of --chat-burst x 4)", **POSITIVE, unit="/s")
+    address_rate: float = option(
+        2000.0, "requests per second of one client address, all its connections "
+        "together; beyond it they wait (are read later)", **POSITIVE, unit="/s")
+    address_burst: int = option(2000, "requests one client address may send at once",
+                                **POSITIVE)
     handshakes_per_second: float = option(
         20.0, "hello (new session or resume) per second per client address", **POSITIVE,
         unit="/s")

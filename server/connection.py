@@ -14,7 +14,8 @@ only moves bytes and enforces the server's limits:
   heard from (any frame counts) for ``ping_interval + ping_timeout``;
 * every request costs tokens of a :class:`~server.ratelimit.TokenBucket` by its
   cost (:func:`~server.ratelimit.request_cost`; ``rate_limited``; sustained abuse
-  disconnects);
+  disconnects), and as many of its address's
+  :class:`~server.ratelimit.AddressThrottle` (past it, the reader waits);
 * connection log lines are counted per client address (:class:`~server.logvolume.
   LogVolume`): past ``log_burst`` in a ``log_interval`` they are aggregated into
   one summary line, so a hello loop cannot grow the log without bound;
@@ -51,7 +52,7 @@ from protocol.versions import negotiate
 from server.config import ServerConfig
 from server.logvolume import LogVolume
 from server.quotas import address_of
-from server.ratelimit import TokenBucket, request_cost
+from server.ratelimit import AddressThrottle, TokenBucket, request_cost
 from server.session import Message, Outbox, Session
 from server.store import AccountRecord
 
@@ -94,6 +95,7 @@ class Host(Protocol):
     config: ServerConfig
     lobby: Lobby
     log_volume: LogVolume
+    throttle: AddressThrottle
 
 
 class ClientConnection:
@@ -332,6 +334,11 @@ class ClientConnection:
                 self.push(Refusal("rate_limited", f"more than {self.config.rate:g} "
                                   "requests per second").to_event(rid))
                 continue
+            if event.IS_REQUEST:
+                wait = self.server.throttle.delay(self.address, trio.current_time(), cost)
+                if wait > 0:
+                    await trio.sleep(wait)  # the address's other connections used its share
+                    slice_start = trio.current_time()
             try:
                 # the lobby still reads message maps: hand it the validated event's
                 await self.server.lobby.handle(self.session, event.to_wire())

@@ -51,6 +51,41 @@ class TokenBucket:
         return self._refused > self.abuse_limit
 
 
+class AddressThrottle:
+    """All the requests of one client address together, however many connections
+    it opens: beyond ``rate`` per second (bursts of ``burst``) its readers wait,
+    so the address's requests queue in its own sockets (TCP backpressure), cost
+    the server nothing meanwhile, and other addresses are served as before."""
+
+    #: Addresses kept before the idle ones (a full bucket) are forgotten.
+    MAX_ADDRESSES = 10000
+
+    def __init__(self, rate: float, burst: int) -> None:
+        """Raises:
+            ValueError: rate or burst not positive."""
+        if rate <= 0 or burst <= 0:
+            raise ValueError("rate and burst must be > 0")
+        self.rate = rate
+        self.burst = float(burst)
+        #: address -> (tokens, stamp); tokens below zero are a debt being waited off
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    def delay(self, address: str, now: float, cost: float = 1.0) -> float:
+        """Take ``cost`` tokens of ``address`` at ``now``; the seconds its request
+        must wait before it runs (0: at once)."""
+        tokens, stamp = self._buckets.get(address, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - stamp) * self.rate) - cost
+        if len(self._buckets) >= self.MAX_ADDRESSES and address not in self._buckets:
+            self._forget_idle(now)
+        self._buckets[address] = (tokens, now)
+        return 0.0 if tokens >= 0 else -tokens / self.rate
+
+    def _forget_idle(self, now: float) -> None:
+        for address, (tokens, stamp) in list(self._buckets.items()):
+            if tokens + (now - stamp) * self.rate >= self.burst:
+                del self._buckets[address]
+
+
 #: Summaries of a ``matches`` page that cost one more token.
 SUMMARIES_PER_TOKEN = 5
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from server.config import ServerConfig
 from server.lobby import Lobby
 from server.logvolume import LogVolume
+from server.ratelimit import AddressThrottle
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,3 +19,4 @@ class Services:
     lobby: Lobby
     config: ServerConfig
     log_volume: LogVolume
+    throttle: AddressThrottle

@@ -14,7 +14,7 @@ import trio.testing
 from server.app import Server
 from tests.hostile.legit import LegitMatch
 from tests.hostile.test_hostile import during_legit_match
-from tests.server.helpers import TestClient
+from tests.server.helpers import TestClient, frame
 
 
 async def from_address(server: Server, nursery: trio.Nursery, address: str,
@@ -363,3 +363,42 @@ def test_log_volume_is_bounded_per_address(caplog) -> None:
                      "97 more connection log lines from 10.0.0.1 in 10 s not written",
                      "after"]
 
+
+
+async def test_one_address_is_served_at_its_rate_however_many_connections(
+        start_server, nursery) -> None:
+    """Five connections from one address pipeline 200 requests each: all are
+    answered (none refused), but the address's readers wait beyond its 400
+    requests/s, so the 1,000 take at least (1,000 - 100) / 400 s; the legitimate
+    match, at another address, plays on."""
+    server = await start_server(address_rate=400.0, address_burst=100)
+
+    async def attack(legit: LegitMatch) -> None:
+        flooders = [await from_address(server, nursery, "198.51.100.7", f"flood{i}")
+                    for i in range(5)]
+        start = trio.current_time()
+
+        async def flood(client: TestClient) -> None:
+            await client.send_raw(b"".join(frame({"type": "games", "id": i})
+                                           for i in range(1, 201)))
+            with trio.fail_after(20):
+                while len(client.replies) < 200:
+                    await client.pump()
+
+        async with trio.open_nursery() as inner:
+            for client in flooders:
+                inner.start_soon(flood, client)
+        assert trio.current_time() - start >= (1000 - 100) / 400
+        assert all(r["type"] == "ok" for c in flooders for r in c.replies.values())
+
+    await during_legit_match(server, attack)
+
+
+def test_the_address_throttle_makes_requests_wait_off_a_debt() -> None:
+    from server.ratelimit import AddressThrottle
+
+    throttle = AddressThrottle(rate=10.0, burst=5)
+    assert [throttle.delay("a", 0.0) for _ in range(5)] == [0.0] * 5
+    assert throttle.delay("a", 0.0) == 0.1 and throttle.delay("a", 0.0) == 0.2
+    assert throttle.delay("b", 0.0) == 0.0  # another address has its own
+    assert throttle.delay("a", 1.0) == 0.0  # 1 s later the debt of 2 is paid, 8 - 1 left
