@@ -141,8 +141,7 @@ class Quotas:
     def _idle(self, addr: _AddressState) -> bool:
         """Both buckets full again: forgetting the address loses nothing."""
         now = self.clock()
-        return all(b.tokens + (now - b.stamp) * b.rate >= b.burst
-                   for b in (addr.creates, addr.hellos))
+        return all(b.available(now) >= b.burst for b in (addr.creates, addr.hellos))
 
     def address(self, session_id: str) -> str:
         """The address ``session_id`` last connected from (:data:`NO_ADDRESS`: none)."""
@@ -191,7 +190,7 @@ class Quotas:
             return
         now, c = self.clock(), self.config
         addr = self._address(state.address)
-        if state.creates.tokens + (now - state.creates.stamp) * state.creates.rate < 1.0:
+        if state.creates.available(now) < 1.0:
             raise Refusal("creating_too_fast", f"you created {c.creates_per_minute} matches "
                           "in the last minute")
         if not addr.creates.allow(now):

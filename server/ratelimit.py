@@ -46,6 +46,10 @@ class TokenBucket:
         self._refused += 1
         return False
 
+    def available(self, now: float) -> float:
+        """The tokens there would be at ``now`` (taking none)."""
+        return min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+
     def abusive(self) -> bool:
         """True when refusals in the current window exceed the abuse limit."""
         return self._refused > self.abuse_limit
