@@ -9,7 +9,6 @@ engine state.
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import logging
 import secrets
 import time
@@ -28,6 +27,7 @@ from server import ratings, tokens
 from server.account_requests import ACCOUNT_ROUTES
 from server.accounts import AccountError, Accounts
 from server.config import ServerConfig
+from server.listing import Listing
 from server.match import commands as cmd
 from server.match.bots import BotPool, strategy_names
 from server.match.task import Match, MatchClosed, MatchContext
@@ -56,36 +56,6 @@ class Waiting:
     salt: str
 
 
-#: The order of a ``matches`` listing: waiting first, then active, then finished;
-#: newest first within each (ties by id).
-_STATUS_RANK = {"waiting": 0, "active": 1, "finished": 2}
-
-_ListKey = tuple[int, float, str]
-
-
-def _list_key(match: Match) -> _ListKey:
-    return (_STATUS_RANK[match.status], -match.created, match.id)
-
-
-def _cursor(key: _ListKey) -> str:
-    """The opaque ``next`` cursor after the match listed under ``key``."""
-    return f"{key[0]}:{-key[1]!r}:{key[2]}"
-
-
-def _parse_cursor(text: str) -> _ListKey:
-    """The key a :func:`_cursor` was made from.
-
-    Raises:
-        RemoteProtocolError: ``bad_message`` (field ``cursor``): not one of ours.
-    """
-    try:
-        rank, created, match_id = text.split(":", 2)
-        return (int(rank), -float(created), match_id)
-    except ValueError:
-        raise RemoteProtocolError("bad_message", "not a cursor this server gave",
-                                  "cursor") from None
-
-
 class Lobby:
     """Sessions, matches and queues of one server."""
 
@@ -106,6 +76,7 @@ class Lobby:
         #: stored matches skipped at start: id -> why (see :meth:`start`)
         self.damaged: dict[str, str] = {}
         self.quotas = Quotas(config, trio.current_time)
+        self.listing = Listing()
         self.ctx = MatchContext(
             store=store, config=config,
             bots=BotPool(config.bot_workers, config.bot_queue, config.bot_time_budget,
@@ -129,6 +100,7 @@ class Lobby:
             if match is None:
                 continue
             self.matches[match.id] = match
+            self.listing.changed()
             await nursery.start(match.run)
             log.info("match %s restored at seq %d (%s, %s)", match.id, match.seq, match.game,
                      match.status)
@@ -181,6 +153,7 @@ class Lobby:
     def _match_closed(self, match: Match) -> None:
         if self.matches.get(match.id) is match:
             del self.matches[match.id]
+            self.listing.changed()
         for session, seat in match.members():
             if seat is None:
                 session.watching.discard(match.id)
@@ -375,24 +348,18 @@ class Lobby:
         """One page of ``limit`` summaries (waiting first, then active, then
         finished; newest first), after ``cursor``; ``next`` when there are more.
         A match whose status changes between two pages moves in the order, so it
-        may be listed twice or skipped.
+        may be listed twice or skipped (:mod:`server.listing`).
 
         Raises:
             RemoteProtocolError: ``bad_message``: a cursor this server did not give.
         """
         if game is not None and game not in game_names():
             raise Refusal("no_such_game", f"no game {game!r}", "game")
-        after = _parse_cursor(cursor) if cursor is not None else None
-        chosen = (m for m in self.matches.values()
-                  if (game is None or m.game == game) and (status is None or m.status == status))
-        if after is not None:
-            chosen = (m for m in chosen if _list_key(m) > after)
-        page = heapq.nsmallest(limit + 1, chosen, key=_list_key)
-        more = len(page) > limit
-        page = page[:limit]
+        page, after = self.listing.page(self.matches.values(), game, status, limit, cursor,
+                                        trio.current_time())
         queues = {name: len(self.queues.get(name, [])) for name in game_names()}
         rated = {name: len(self.rated_queues.get(name, [])) for name in game_names()}
-        fields: dict[str, Any] = {"next": _cursor(_list_key(page[-1]))} if more else {}
+        fields: dict[str, Any] = {"next": after} if after is not None else {}
         self._ok(session, rid, matches=[m.summary() for m in page], queues=queues,
                  rated_queues=rated, **fields)
 
@@ -509,6 +476,7 @@ class Lobby:
     async def _launch(self, match: Match) -> None:
         match.store_new()
         self.matches[match.id] = match
+        self.listing.changed()
 
     async def _run(self, match: Match) -> None:
         assert self._nursery is not None, "lobby not started"

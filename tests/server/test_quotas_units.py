@@ -52,3 +52,39 @@ def test_a_page_of_matches_costs_by_its_size() -> None:
     assert bucket.allow(0.0, 9.0) and not bucket.allow(0.0, 1.0)
     big = TokenBucket(rate=1.0, burst=10, now=0.0)
     assert big.allow(0.0, 21.0)  # a cost above the burst takes a full bucket
+
+
+def test_the_listing_pages_a_sorted_cache_and_follows_changes() -> None:
+    from dataclasses import dataclass
+
+    from server.listing import MAX_AGE, Listing
+
+    @dataclass
+    class M:
+        id: str
+        game: str
+        status: str
+        created: float
+
+        def summary(self) -> dict:
+            return {"match": self.id}
+
+    matches = {f"m{i}": M(f"m{i}", "war", "waiting" if i % 2 else "active", float(i))
+               for i in range(7)}
+    listing = Listing()
+    seen, cursor = [], None
+    while True:
+        page, cursor = listing.page(matches.values(), None, None, 2, cursor, 0.0)
+        seen += [m.id for m in page]
+        if cursor is None:
+            break
+    assert seen == ["m5", "m3", "m1", "m6", "m4", "m2", "m0"]  # waiting first, newest first
+    matches["m5"].status = "active"  # within MAX_AGE the order stands, the filter does not
+    page, _ = listing.page(matches.values(), None, "waiting", 10, None, 0.5)
+    assert [m.id for m in page] == ["m3", "m1"]
+    matches["m9"] = M("m9", "war", "waiting", 9.0)
+    listing.changed()  # a new match is listed at once
+    page, _ = listing.page(matches.values(), None, "waiting", 10, None, 0.6)
+    assert [m.id for m in page] == ["m9", "m3", "m1"]
+    page, _ = listing.page(matches.values(), None, None, 3, None, 0.6 + MAX_AGE)
+    assert [m.id for m in page] == ["m9", "m3", "m1"]
