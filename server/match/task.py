@@ -197,7 +197,7 @@ class Match:
             self.ctx.store.create_match(rec)
         except Exception:
             for seat in self.core.seats:
-                session = self.sessions.get(seat.session or "")
+                session = self.ctx.sessions.get(seat.session or "")
                 if session is not None:
                     session.seats.discard((self.id, seat.index))
             raise
@@ -467,6 +467,7 @@ class Match:
     def _carry_out(self, fx: Effects) -> None:
         """Membership, messages, bots, close and the next deadline of ``fx``."""
         sessions = self.ctx.sessions
+        left: list[Session] = []
         for m in fx.members:
             session = sessions.get(m.session)
             if session is None:
@@ -478,7 +479,9 @@ class Match:
             else:
                 session.seats.discard((self.id, m.seat))
             if not m.present:
-                self.ctx.on_left(session)
+                left.append(session)
+        for session in left:  # after all of them: a seat handed to a bot becomes a watch
+            self.ctx.on_left(session)
         for to, msg in fx.messages:
             if to == SPECTATORS:
                 for sid in self.core.spectators:
