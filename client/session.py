@@ -81,6 +81,12 @@ FINAL_CODES = frozenset({"bad_token", "unsupported_version", "handshake_required
 FINAL_BYE_REASONS = frozenset({"session_resumed"})
 
 
+#: Seconds :meth:`Session.request` waits for a reply unless told otherwise (the
+#: session's ``request_timeout``): a server that answers every request replies in
+#: milliseconds; one that does not must not hang its caller for ever.
+DEFAULT_REQUEST_TIMEOUT = 30.0
+
+
 class SessionState(enum.Enum):
     """Where the session is; the TUI shows it."""
 
@@ -199,6 +205,7 @@ class Session:
         ping_interval: float | None = None,
         ping_timeout: float | None = None,
         handshake_timeout: float = 10.0,
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
         on_state: Callable[[SessionState], None] | None = None,
         push_buffer: int = 1024,
         outbox_size: int = 64,
@@ -214,6 +221,8 @@ class Session:
         self._ping_interval = ping_interval
         self._ping_timeout = ping_timeout
         self.handshake_timeout = handshake_timeout
+        #: seconds a request waits for its reply by default (None: no limit)
+        self.request_timeout = request_timeout
         self.on_state = on_state
         self._outbox_size = outbox_size
         self._rng = random.Random(seed)
@@ -260,15 +269,19 @@ class Session:
         Args:
             msg: the request event (or its wire map) without ``id`` (an ``id`` given
                 is replaced).
-            timeout: seconds to wait for the reply (None: no limit).
+            timeout: seconds to wait for the reply (None: the session's
+                ``request_timeout``, by default :data:`DEFAULT_REQUEST_TIMEOUT`;
+                ``math.inf``: no limit).
 
         Raises:
             ServerError: the server answered ``error``.
             ConnectionLost: the connection dropped before the reply.
             SessionClosed: the session is closed (or closes while waiting).
             protocol.errors.LocalProtocolError: ``msg`` is not a valid request.
-            trio.TooSlowError: ``timeout`` passed.
+            trio.TooSlowError: ``timeout`` passed (its late reply is dropped).
         """
+        if timeout is None:
+            timeout = self.request_timeout
         event = outgoing(msg, TO_SERVER)
         if not event.IS_REQUEST:
             raise ValueError(f"{event.TYPE!r} is not a request; use send()")
@@ -716,7 +729,8 @@ async def open_session(
         connect: a coroutine function returning a trio Stream (tests use memory
             streams); default: TCP to ``host:port``.
         **options: passed to :class:`Session`: ``reconnect``, ``backoff``,
-            ``ping_interval``, ``ping_timeout``, ``handshake_timeout``, ``on_state``,
+            ``ping_interval``, ``ping_timeout``, ``handshake_timeout``,
+            ``request_timeout`` (default :data:`DEFAULT_REQUEST_TIMEOUT`), ``on_state``,
             ``push_buffer``, ``outbox_size``, ``seed``, ``auth`` (log in as ``name``).
 
     Raises:

@@ -92,8 +92,33 @@ CODES: dict[str, CodeInfo] = {
     "already_seated": CodeInfo(
         _N, False, "the session already sits in that match, or is already queued"),
     "not_supported": CodeInfo(
-        _N, False, "the request does not apply here (`auto_flip` outside War; `create` while "
-        "the server holds its maximum number of matches)"),
+        _N, False, "the request does not apply here (`auto_flip` outside War)"),
+    "server_full": CodeInfo(
+        _N, False, "`create`/`queue`: the server holds its maximum number of unfinished "
+        "matches (`--max-matches`); try again later"),
+    "too_many_waiting": CodeInfo(
+        _N, False, "`create`: the session (or its address) already has its maximum of "
+        "waiting matches (`--max-waiting-per-session`, `--max-waiting-per-address`)"),
+    "too_many_active": CodeInfo(
+        _N, False, "`create`/`join`/`queue`: the session (or its address) already sits in its "
+        "maximum of unfinished matches (`--max-active-per-session`, "
+        "`--max-active-per-address`)"),
+    "creating_too_fast": CodeInfo(
+        _N, False, "`create`/`queue`: the session (or its address) created its maximum of "
+        "matches this minute (`--creates-per-minute`, `--creates-per-minute-per-address`)"),
+    "too_many_watches": CodeInfo(
+        _N, False, "`watch`: the session already watches its maximum of matches "
+        "(`--max-watches-per-session`)"),
+    "match_expired": CodeInfo(
+        _N, False, "pushed (no `id`, with `match`) to the players of a waiting match nobody "
+        "joined within `--waiting-ttl`: the match is gone"),
+    "chat_rate_limited": CodeInfo(
+        _N, False, "`chat`: more lines than the chat limit (`limits.chat_rate` per second, "
+        "bursts of `limits.chat_burst`), or than the match's spectators together may say; "
+        "this line was not relayed"),
+    "too_many_handshakes": CodeInfo(
+        _N, True, "`hello`: the client's address opens sessions or resumes faster than "
+        "`--handshakes-per-second`, or holds `--max-sessions-per-address` live sessions"),
     # --- playing ---
     "not_in_match": CodeInfo(
         _N, False, "the session neither sits in nor watches that match"),
@@ -149,6 +174,11 @@ CODES: dict[str, CodeInfo] = {
         "work"),
 }
 
+#: The longest ``error.message`` and ``error.field`` on the wire (characters); a
+#: longer one is cut to fit (:func:`cut`), so the error is still sent.
+MAX_MESSAGE = 1024
+MAX_FIELD = 256
+
 #: What the peer is told about any :class:`LocalProtocolError`.
 INTERNAL_ERROR_MESSAGE = "the server failed handling this request"
 
@@ -163,6 +193,13 @@ def _error(**fields: Any) -> Any:
     if error_event is None:  # pragma: no cover - protocol/__init__.py imports the events
         raise RuntimeError("protocol.events has not been imported")
     return error_event(**fields)
+
+
+def cut(text: str | None, limit: int) -> str | None:
+    """``text`` cut to at most ``limit`` characters, the last of them "…" when cut."""
+    if text is None or len(text) <= limit:
+        return text
+    return text[:limit - 1] + "…"
 
 
 def is_fatal(code: str) -> bool:
@@ -261,8 +298,8 @@ class ProtocolError(Exception):
             id: the request id to echo; defaults to the id of the bad message, if any.
         """
         echo = id if id is not None else self.id
-        return _error(code=self.code, message=self.message, id=echo, field=self.field,
-                      match=self.match,
+        return _error(code=self.code, message=cut(self.message, MAX_MESSAGE), id=echo,
+                      field=cut(self.field, MAX_FIELD), match=self.match,
                       versions=list(self.versions) if self.versions is not None else None)
 
     def to_message(self, id: int | None = None) -> dict[str, Any]:
@@ -301,6 +338,7 @@ class LocalProtocolError(ProtocolError):
         not on the wire; an ``internal_error``'s own message is sent as it is."""
         echo = id if id is not None else self.id
         message = self.message if self.code == "internal_error" else INTERNAL_ERROR_MESSAGE
+        message = cut(message, MAX_MESSAGE)
         return _error(code="internal_error", message=message, id=echo, match=self.match)
 
 

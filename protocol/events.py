@@ -44,6 +44,7 @@ from protocol.schema import (
     AUTH,
     CHAT_TEXT,
     CLIENT_SEED,
+    CURSOR,
     EVENT,
     GAME,
     GAME_INFO,
@@ -59,6 +60,7 @@ from protocol.schema import (
     REQ_ID,
     RESULT,
     REVEAL,
+    ROLE,
     SEAT,
     SEQ,
     STATUS,
@@ -126,10 +128,14 @@ class ListGames(Event):
 @register("matches", TO_SERVER, request=True)
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ListMatches(Event):
-    """Ask for the matches (optionally of one game or status) and the queues."""
+    """Ask for one page of the matches (optionally of one game or status) and the
+    queues; ``cursor`` is the ``next`` of the previous page."""
 
     game: str | None = opt(GAME)
     status: str | None = opt(STATUS)
+    limit: int | None = opt(Int(1, 100), "most summaries in the page (default: the "
+                            "server's --list-limit)")
+    cursor: str | None = opt(CURSOR, "where the page starts: the previous page's `next`")
     id: int | None = opt(REQ_ID, _ID_DOC)
 
 
@@ -277,6 +283,16 @@ class ChatRequest(Event):
     id: int | None = opt(REQ_ID, _ID_DOC)
 
 
+@register("mute_spectators", TO_SERVER, request=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MuteSpectators(Event):
+    """A player stops (``on``) or starts again receiving the spectators' chat."""
+
+    match: str = req(MATCH)
+    on: bool = req(Bool())
+    id: int | None = opt(REQ_ID, _ID_DOC)
+
+
 @register("register", TO_SERVER, request=True)
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Register(Event):
@@ -394,7 +410,8 @@ class Ok(Event):
     seq: int | None = opt(SEQ)
     game: str | None = opt(GAME)
     games: list[dict[str, Any]] | None = opt(ListOf(GAME_INFO, 0, 64))
-    matches: list[dict[str, Any]] | None = opt(ListOf(SUMMARY, 0, 10000))
+    matches: list[dict[str, Any]] | None = opt(ListOf(SUMMARY, 0, 100))
+    next: str | None = opt(CURSOR, "`matches`: the cursor of the next page (absent: the last)")
     queues: dict[str, Any] | None = opt(
         Data(max_depth=1, max_items=64, max_str=64, scalars_only=True))
     rated_queues: dict[str, Any] | None = opt(
@@ -492,6 +509,7 @@ class Chat(Event):
     seat: int | None = req(Nullable(SEAT))
     name: str = req(Str(0, 64))
     text: str = req(Str(0, 1024))
+    role: str | None = opt(ROLE, "who said it: a player (seated) or a spectator")
 
 
 @register("bye", TO_CLIENT)

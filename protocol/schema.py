@@ -402,6 +402,10 @@ CHAT_TEXT = Str(1, 200, text=True)
 OPTIONS = Data(max_depth=1, max_items=32, max_str=64, scalars_only=True)
 INTENT = Data(max_depth=4, max_items=64, max_str=64)
 STATUS = Enum(("waiting", "active", "finished"))
+#: An opaque ``matches`` page cursor (the ``next`` of the previous page).
+CURSOR = Str(1, 128)
+#: Who said a chat line: a player (seated) or a spectator.
+ROLE = Enum(("player", "spectator"))
 #: Generous bounds for what the server sends (views, events, legal intents).
 VIEW = Data(max_depth=8, max_items=8192, max_str=1024)
 EVENT = Data(max_depth=8, max_items=1024, max_str=1024)
@@ -465,6 +469,8 @@ LIMITS = Struct(
         "ping_timeout": F(Num(0)),
         "grace": F(Num(0)),
         "handshake_timeout": F(Num(0)),
+        "chat_rate": F(Num(0), required=False),
+        "chat_burst": F(Num(0), required=False),
     }
 )
 RATING_CHANGE = Struct(

@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from load import HOST, SpawnedServer, raise_fd_limit  # noqa: E402
+from load import HOST, ONE_ADDRESS_FLAGS, SpawnedServer, raise_fd_limit  # noqa: E402
 
 from client.session import Backoff, ConnectionLost, ServerError, SessionClosed, open_session  # noqa: E402, I001
 from engine.fairness import verify  # noqa: E402
@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (1 <= args.matches <= 500 and 0 <= args.kills <= 100 and args.timeout <= 3600):
         parser.error("--matches 1..500, --kills 0..100, --timeout <= 3600")
     raise_fd_limit()
-    server = SpawnedServer(["--grace", "120", "--turn-timer", "0"])
+    server = SpawnedServer([*ONE_ADDRESS_FLAGS, "--grace", "120", "--turn-timer", "0"])
     started = time.monotonic()
     try:
         server.start()

@@ -29,6 +29,8 @@ from protocol.errors import Refusal
 from server.config import ServerConfig
 from server.connection import ClientConnection
 from server.lobby import Lobby
+from server.logvolume import LogVolume
+from server.ratelimit import AddressThrottle
 from server.services import Services
 from server.store import Store
 from server.tls import accept_tls, server_context
@@ -53,7 +55,9 @@ class Server:
         self._tls_pending = 0
         self.lobby = Lobby(config, store)
         #: what each connection is handed (not the whole server)
-        self.services = Services(self.lobby, config)
+        self.services = Services(self.lobby, config,
+                                 LogVolume(config.log_burst, config.log_interval),
+                                 AddressThrottle(config.address_rate, config.address_burst))
         self.clients: set[ClientConnection] = set()
         self.port: int | None = None
         self.addresses: list[str] = []
@@ -197,7 +201,7 @@ class Server:
             return
         client = ClientConnection(self.services, stream, name)
         self.clients.add(client)
-        log.info("connection from %s", name)
+        self.services.log_volume.info(log, client.address, "connection from %s", name)
         try:
             await client.serve()
         except Exception:  # serve() catches its own; this is the last line of defence

@@ -95,8 +95,7 @@ class ServerConfig:
     timeout_forfeit: int = option(3, "a seat that times out this many turns in a row "
                                   "forfeits (0: never)", **NON_NEGATIVE)
     auto_flip_delay: float = option(0.5, "War: seconds before the server flips for an "
-                                    "auto-flip seat; also the pace of bots left alone",
-                                    **NON_NEGATIVE, unit="s")
+                                    "auto-flip seat", **NON_NEGATIVE, unit="s")
     abandon_bot: str = option("greedy", "strategy that takes over an abandoned seat "
                               "(abandon=\"bot\")")
     bot_time_budget: float = option(0.5, "seconds a server bot may think per move",
@@ -115,8 +114,57 @@ class ServerConfig:
     session_ttl: float = option(7 * 24 * 3600.0, "seconds an idle session's resume token "
                                 "stays valid", **NON_NEGATIVE, unit="s",
                                 shown="604800 s (7 days)")
-    max_matches: int = option(10000, "matches held at once (waiting + active + lingering)",
-                              **POSITIVE)
+    max_matches: int = option(10000, "unfinished matches held at once (waiting + active; "
+                              "finished ones hold no capacity)", **POSITIVE)
+    max_waiting_per_session: int = option(
+        5, "waiting matches one session may have created at once", **POSITIVE)
+    max_active_per_session: int = option(
+        20, "unfinished matches one session may sit in at once", **POSITIVE)
+    creates_per_minute: int = option(
+        30, "matches one session may create (or be paired into) per minute", **POSITIVE,
+        unit="/min")
+    max_waiting_per_address: int = option(
+        20, "waiting matches the sessions of one client address may have at once",
+        **POSITIVE)
+    max_active_per_address: int = option(
+        100, "unfinished matches the sessions of one client address may sit in at once",
+        **POSITIVE)
+    creates_per_minute_per_address: int = option(
+        120, "matches the sessions of one client address may create per minute",
+        **POSITIVE, unit="/min")
+    waiting_ttl: float = option(900.0, "seconds a waiting match waits for its players "
+                                "before it expires (0: never)", **NON_NEGATIVE, unit="s")
+    list_limit: int = option(50, "summaries in one `matches` page when the request sets "
+                             "no limit (at most 100)", ge=1, le=100)
+    outbox_bytes: int = option(4 * 1024 * 1024, "bytes queued per connection before it "
+                               "is a slow consumer", **POSITIVE, shown="4194304 (4 MiB)")
+    chat_rate: float = option(1.0, "chat lines per second per session (token bucket "
+                              "refill)", **POSITIVE, unit="/s")
+    chat_burst: int = option(5, "chat lines one session may send at once", **POSITIVE)
+    spectator_chat_rate: float = option(
+        10.0, "spectators' chat lines per second relayed in one match, all spectators "
+        "together (bursts of --chat-burst x 4)", **POSITIVE, unit="/s")
+    address_rate: float = option(
+        2000.0, "requests per second of one client address, all its connections "
+        "together; beyond it they wait (are read later)", **POSITIVE, unit="/s")
+    address_burst: int = option(2000, "requests one client address may send at once",
+                                **POSITIVE)
+    handshakes_per_second: float = option(
+        20.0, "hello (new session or resume) per second per client address", **POSITIVE,
+        unit="/s")
+    handshake_burst: int = option(40, "hellos one client address may send at once",
+                                  **POSITIVE)
+    max_sessions_per_address: int = option(
+        200, "live sessions (with a connection) per client address", **POSITIVE)
+    max_watches_per_session: int = option(
+        50, "matches one session may watch at once", **POSITIVE)
+    session_sweep_interval: float = option(
+        600.0, "seconds between deletions of sessions past --session-ttl", **POSITIVE,
+        unit="s")
+    log_burst: int = option(100, "connection log lines per client address before they are "
+                            "aggregated (one summary line per --log-interval)", **POSITIVE)
+    log_interval: float = option(10.0, "seconds per connection-log summary line of a noisy "
+                                 "address", **POSITIVE, unit="s")
     store_retry: float = option(0.05, "seconds before a bot's move or a timer's change "
                                 "that the store refused is tried again (doubling each "
                                 "time)", **POSITIVE, unit="s")
@@ -135,6 +183,8 @@ class ServerConfig:
             "ping_timeout": self.ping_timeout,
             "grace": self.grace,
             "handshake_timeout": self.handshake_timeout,
+            "chat_rate": self.chat_rate,
+            "chat_burst": self.chat_burst,
         }
 
 

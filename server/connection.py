@@ -5,13 +5,20 @@ only moves bytes and enforces the server's limits:
 
 * the handshake must complete within ``handshake_timeout`` (else
   ``handshake_timeout``, and the connection is closed);
-* everything sent goes through a bounded outbox drained by the writer task; a
-  push to a full outbox marks the client a slow consumer and disconnects it
-  (its seats enter their grace period) instead of blocking a match;
+* everything sent goes through an outbox drained by the writer task, bounded in
+  messages (``outbox_size``) and in bytes (``outbox_bytes``: a message is framed
+  when it is pushed, so its size is known); a push past either bound marks the
+  client a slow consumer and disconnects it (its seats enter their grace
+  period) instead of blocking a match or growing the server;
 * the writer pings every ``ping_interval``; the reader drops a peer it has not
   heard from (any frame counts) for ``ping_interval + ping_timeout``;
-* every request costs a token of a :class:`~server.ratelimit.TokenBucket`
-  (``rate_limited``; sustained abuse disconnects);
+* every request costs tokens of a :class:`~server.ratelimit.TokenBucket` by its
+  cost (:func:`~server.ratelimit.request_cost`; ``rate_limited``; sustained abuse
+  disconnects), and as many of its address's
+  :class:`~server.ratelimit.AddressThrottle` (past it, the reader waits);
+* connection log lines are counted per client address (:class:`~server.logvolume.
+  LogVolume`): past ``log_burst`` in a ``log_interval`` they are aggregated into
+  one summary line, so a hello loop cannot grow the log without bound;
 * any failure in here ends this connection only; it never propagates.
 
 A connection closed on purpose gets a last message first: ``bye`` (shutdown,
@@ -20,12 +27,12 @@ slow consumer, heartbeat, rate abuse, session resumed elsewhere) or the fatal
 frames.
 
 Every message is an event of :mod:`protocol.events` and goes out through
-``Connection.send``, which validates it (snapshots included). Transitionally, the
-rest of the server may still push plain message maps: ``Connection.send`` turns
-each into its event first, so they are validated the same way. A message that
-fails validation is our own bug: it is logged at ERROR and not sent (an ``ok``
-reply is replaced by ``internal_error``), as is any unexpected exception of a
-request's handler.
+``Connection.send`` (when it is pushed), which validates it (snapshots included).
+Transitionally, the rest of the server may still push plain message maps:
+``Connection.send`` turns each into its event first, so they are validated the
+same way. A message that fails validation is our own bug: it is logged at ERROR
+and not sent (an ``ok`` reply is replaced by ``internal_error``), as is any
+unexpected exception of a request's handler.
 """
 
 from __future__ import annotations
@@ -45,7 +52,9 @@ from protocol.version import __version__
 from protocol.versions import negotiate
 from server.config import ServerConfig
 from server.direct import DIRECT
-from server.ratelimit import TokenBucket
+from server.logvolume import LogVolume
+from server.quotas import address_of
+from server.ratelimit import AddressThrottle, TokenBucket, request_cost
 from server.session import Message, Outbox, Session
 from server.store import AccountRecord
 
@@ -55,6 +64,11 @@ log = logging.getLogger("cardserver.connection")
 READ_SIZE = 65536
 #: Most queued messages the writer joins into one send.
 WRITE_BATCH = 64
+#: Longest a reader runs requests already in its buffer (a pipelining client's)
+#: before it lets every other task run once: refusals are answered without any
+#: checkpoint, so a buffer of a thousand pipelined requests would otherwise hold
+#: the whole server for tens of milliseconds.
+READER_SLICE = 0.002
 
 
 class Lobby(Protocol):
@@ -64,9 +78,10 @@ class Lobby(Protocol):
                            address: str) -> tuple[str, AccountRecord | None, str | None]: ...
 
     def new_session(self, name: str, account: AccountRecord | None = None,
-                    api_token: str | None = None) -> tuple[Session, str]: ...
+                    api_token: str | None = None,
+                    address: str = ...) -> tuple[Session, str]: ...
 
-    def resume(self, token: str) -> Session: ...
+    def resume(self, token: str, address: str = ...) -> Session: ...
 
     async def attach(self, session: Session, client: Outbox,
                      replace: Callable[[Any], None] | None = None) -> None: ...
@@ -81,6 +96,8 @@ class Host(Protocol):
 
     config: ServerConfig
     lobby: Lobby
+    log_volume: LogVolume
+    throttle: AddressThrottle
 
 
 class ClientConnection:
@@ -91,11 +108,15 @@ class ClientConnection:
         self.config = server.config
         self.stream = stream
         self.peer = peer
-        #: the peer's host without the port (login limits count per address)
-        self.host = peer.rsplit(":", 1)[0] if ":" in peer else peer
+        #: the peer's host without the port (login limits and quotas count per address)
+        self.address = address_of(peer)
+        self.host = self.address
+        self.log_volume = server.log_volume
         self.conn = Connection("server", max_frame=self.config.max_frame)
-        self._out_send, self._out_recv = trio.open_memory_channel[Message](
+        self._out_send, self._out_recv = trio.open_memory_channel[bytes](
             self.config.outbox_size)
+        #: bytes framed into the outbox and not yet taken by the writer
+        self._queued_bytes = 0
         self.session: Session | None = None
         self.scope = trio.CancelScope()
         self.final: Event | None = None
@@ -124,20 +145,22 @@ class ClientConnection:
     # -- for the rest of the server -------------------------------------
 
     def push(self, msg: Message) -> None:
-        """Queue ``msg`` for the writer or, while :data:`~server.direct.DIRECT`
-        collects and nothing of this connection is queued, encode it for a direct
-        write; a full outbox disconnects (slow_consumer)."""
+        """Frame ``msg`` (an event, or transitionally its wire map; validated here)
+        once: while :data:`~server.direct.DIRECT` collects and nothing of this
+        connection is queued, for a direct write; else for the writer. An outbox
+        full in messages or in bytes disconnects (slow_consumer)."""
         if self.final is not None:
+            return
+        data = self._encode(msg)
+        if data is None:
             return
         if (DIRECT.depth and self._fd is not None and not self._queued
                 and not self._writing and not self._broken):
-            data = self._encode(msg)
-            if data is not None:
-                if not self._direct_buf:
-                    DIRECT.dirty.append(self)
-                self._direct_buf.append(data)
+            if not self._direct_buf:
+                DIRECT.dirty.append(self)
+            self._direct_buf.append(data)
             return
-        self._enqueue(msg)
+        self._enqueue(data)
 
     def flush(self) -> None:
         """Write the frames encoded for a direct write with one non-blocking ``send``;
@@ -159,15 +182,21 @@ class ClientConnection:
         if sent < len(data):
             self._enqueue(data[sent:])
 
-    def _enqueue(self, msg: Message | bytes) -> None:
+    def _enqueue(self, data: bytes) -> None:
+        if self._queued_bytes + len(data) > self.config.outbox_bytes:
+            self.close_with_bye("slow_consumer",
+                                f"more than {self.config.outbox_bytes} bytes unread")
+            return
         try:
-            self._out_send.send_nowait(msg)
+            self._out_send.send_nowait(data)
             self._queued += 1
         except trio.WouldBlock:
             self.close_with_bye("slow_consumer",
                                 f"more than {self.config.outbox_size} messages unread")
+            return
         except (trio.ClosedResourceError, trio.BrokenResourceError):
-            pass
+            return
+        self._queued_bytes += len(data)
 
     def close_with_bye(self, reason: str, message: str) -> None:
         """Close on purpose: send ``bye {reason, message}`` if possible, then close."""
@@ -209,8 +238,8 @@ class ClientConnection:
                 except Exception:
                     log.exception("connection %s: detaching its session failed", self.peer)
             await self._goodbye()
-            log.info("connection %s%s closed: %s", self.peer,
-                     f" ({self.session.id})" if self.session else "", self.reason)
+            self.log_volume.info(log, self.address, "connection %s%s closed: %s", self.peer,
+                                 f" ({self.session.id})" if self.session else "", self.reason)
 
     async def _serve_open(self) -> None:
         """After the welcome: the writer, the session's matches, then the reader."""
@@ -293,12 +322,12 @@ class ClientConnection:
             version = negotiate(hello.protocol)
             resumed = hello.resume is not None
             if hello.resume is not None:
-                session = lobby.resume(hello.resume)
+                session = lobby.resume(hello.resume, self.address)
                 token = hello.resume
             else:
                 name, account, via = await lobby.authenticate(hello.name, hello.auth,
                                                               self.host)
-                session, token = lobby.new_session(name, account, via)
+                session, token = lobby.new_session(name, account, via, address=self.address)
         except ProtocolError as exc:
             _log_if_ours(exc, "handshake")
             self._close(exc.to_event(hello.id), f"handshake failed: {exc.code}")
@@ -310,13 +339,17 @@ class ClientConnection:
         self.push(Welcome(protocol=version, server=f"cardserver/{__version__}",
                           session=session.id, token=token, name=session.name,
                           resumed=resumed, limits=self.config.limits(), account=account))
-        log.info("connection %s: session %s (%s) %s", self.peer, session.id, session.name,
-                 "resumed" if resumed else "started")
+        self.log_volume.info(log, self.address, "connection %s: session %s (%s) %s", self.peer,
+                             session.id, session.name, "resumed" if resumed else "started")
         return True
 
     async def _reader(self) -> None:
         assert self.session is not None
+        slice_start = trio.current_time()
         while True:
+            if trio.current_time() - slice_start >= READER_SLICE:
+                await trio.lowlevel.checkpoint()
+                slice_start = trio.current_time()
             try:
                 event = await self._receive()
             except _Silent:
@@ -336,13 +369,20 @@ class ClientConnection:
                 self.push(Pong(id=event.id))
                 continue
             rid: int | None = getattr(event, "id", None)
-            if event.IS_REQUEST and not self.bucket.allow(trio.current_time()):
+            cost = request_cost(event.TYPE, getattr(event, "limit", None),
+                                self.config.list_limit)
+            if event.IS_REQUEST and not self.bucket.allow(trio.current_time(), cost):
                 if self.bucket.abusive():
                     self.close_with_bye("rate_limited", "too many requests, for too long")
                     return
                 self.push(Refusal("rate_limited", f"more than {self.config.rate:g} "
                                   "requests per second").to_event(rid))
                 continue
+            if event.IS_REQUEST:
+                wait = self.server.throttle.delay(self.address, trio.current_time(), cost)
+                if wait > 0:
+                    await trio.sleep(wait)  # the address's other connections used its share
+                    slice_start = trio.current_time()
             try:
                 # the lobby still reads message maps: hand it the validated event's
                 await self.server.lobby.handle(self.session, event.to_wire())
@@ -356,19 +396,20 @@ class ClientConnection:
             if not await self._wait_for_room():
                 return
 
-    def _backlog(self) -> int:
-        return self._out_send.statistics().current_buffer_used
+    def _backed_up(self) -> bool:
+        """The outbox is more than half full, in messages or in bytes."""
+        return (self._out_send.statistics().current_buffer_used > self.config.outbox_size // 2
+                or self._queued_bytes > self.config.outbox_bytes // 2)
 
     async def _wait_for_room(self) -> bool:
         """Backpressure on requests: read no further while the outbox is more than half
         full, so a client that pipelines many requests is slowed, not dropped. False (and
         the connection is closed as a slow consumer) when the outbox does not drain within
         ``ping_timeout``."""
-        half = self.config.outbox_size // 2
-        if self._backlog() <= half:
+        if not self._backed_up():
             return True
         with trio.move_on_after(self.config.ping_timeout):
-            while self._backlog() > half:
+            while self._backed_up():
                 self._room = trio.Event()
                 await self._room.wait()
             return True
@@ -383,16 +424,17 @@ class ClientConnection:
         next_ping = trio.current_time() + interval
         try:
             while True:
-                msg = None
+                data = None
                 with trio.move_on_at(next_ping):
                     try:
-                        msg = await self._out_recv.receive()
+                        data = await self._out_recv.receive()
                     except trio.EndOfChannel:
                         break
+                    self._queued_bytes -= len(data)
                     self._room.set()
-                if msg is not None and not self._drop_backlog:
-                    await self._write_batch(msg)
-                elif msg is not None:
+                if data is not None and not self._drop_backlog:
+                    await self._write_batch(data)
+                elif data is not None:
                     self._queued -= 1
                 if trio.current_time() >= next_ping:
                     if self.final is None:
@@ -407,23 +449,24 @@ class ClientConnection:
         finally:
             self._writer_done.set()
 
-    async def _write_batch(self, first: Message) -> None:
+    async def _write_batch(self, first: bytes) -> None:
         """Write ``first`` and whatever else is queued already (up to ``WRITE_BATCH``
-        messages) with one ``send_all``: one syscall and one wake-up instead of one per
+        frames) with one ``send_all``: one syscall and one wake-up instead of one per
         message (an accepted intent queues an ``ok`` and a snapshot together)."""
         taken = 1
         self._writing = True
         try:
-            chunks = [self._encode(first)]
+            chunks = [first]
             for _ in range(WRITE_BATCH - 1):
                 try:
-                    msg = self._out_recv.receive_nowait()
+                    data = self._out_recv.receive_nowait()
                 except (trio.WouldBlock, trio.EndOfChannel):
                     break
                 taken += 1
-                chunks.append(self._encode(msg))
+                self._queued_bytes -= len(data)
+                chunks.append(data)
             self._room.set()
-            await self._send(b"".join(chunk for chunk in chunks if chunk is not None))
+            await self._send(b"".join(chunks))
         finally:
             self._queued -= taken
             self._writing = False

@@ -29,20 +29,19 @@ from server.account_requests import ACCOUNT_ROUTES
 from server.accounts import AccountError, Accounts
 from server.config import ServerConfig
 from server.direct import DIRECT
+from server.listing import Listing
 from server.match import commands as cmd
 from server.match.bots import BotPool, strategy_names
 from server.match.commit import GroupCommit
 from server.match.task import Match, MatchClosed, MatchContext
 from server.profiles import player_extras
+from server.quotas import NO_ADDRESS, Counts, Quotas
 from server.replay import ReplayError
 from server.session import Outbox, Session
 from server.store import AccountRecord, DamagedMatch, Store
 
 log = logging.getLogger("cardserver.lobby")
 
-#: Most summaries in one ``matches`` reply (waiting first, then newest), so the
-#: reply stays far below the client's frame limit.
-MAX_LISTED = 1000
 #: Seconds between two looks at the rated queues (their windows widen meanwhile).
 PAIRING_INTERVAL = 1.0
 #: Finished matches whose last snapshot a resumed session is sent (the newest ones).
@@ -82,12 +81,17 @@ class Lobby:
         #: records are replayed in worker threads, a few at a time (a flood of
         #: ``record`` requests waits here instead of taking every core)
         self._record_threads = trio.CapacityLimiter(records.RECORD_THREADS)
+        self.quotas = Quotas(config, trio.current_time)
+        self.listing = Listing()
         self.ctx = MatchContext(
             store=store, config=config,
             bots=BotPool(config.bot_workers, config.bot_queue, config.bot_time_budget,
                          config.bot_deadline, config.bot_nice),
             on_closed=self._match_closed,
             commits=GroupCommit(store, DIRECT),
+            sessions=self.sessions,
+            admit=self._admit,
+            on_left=self._forget_if_idle,
         )
 
     # -- life cycle -------------------------------------------------------
@@ -105,12 +109,28 @@ class Lobby:
             if match is None:
                 continue
             self.matches[match.id] = match
+            self.listing.changed()
             await nursery.start(match.run)
             log.info("match %s restored at seq %d (%s, %s)", match.id, match.seq, match.game,
                      match.status)
         if self.damaged:
             log.error("%d stored match(es) skipped as damaged: %s", len(self.damaged),
                       ", ".join(sorted(self.damaged)))
+        nursery.start_soon(self._sweep_sessions)
+
+    async def _sweep_sessions(self) -> None:
+        """Every ``session_sweep_interval``: delete the stored sessions idle past
+        ``session_ttl`` (their tokens are dead) that nothing here holds."""
+        while True:
+            try:
+                gone = self.store.delete_idle_sessions(time.time() - self.config.session_ttl,
+                                                       keep=set(self.sessions))
+                if gone:
+                    log.info("deleted %d sessions idle for more than %g s", gone,
+                             self.config.session_ttl)
+            except Exception:
+                log.exception("cannot delete idle sessions")
+            await trio.sleep(self.config.session_sweep_interval)
 
     def _restore(self, match_id: str) -> Match | None:
         """The stored match rebuilt, or None when its rows are damaged (logged and
@@ -142,6 +162,7 @@ class Lobby:
     def _match_closed(self, match: Match) -> None:
         if self.matches.get(match.id) is match:
             del self.matches[match.id]
+            self.listing.changed()
         for session, seat in match.members():
             if seat is None:
                 session.watching.discard(match.id)
@@ -150,8 +171,14 @@ class Lobby:
             self._forget_if_idle(session)
 
     def _forget_if_idle(self, session: Session) -> None:
-        if not session.connected and not session.seats and not session.watching:
-            self.sessions.pop(session.id, None)
+        """Forget the session of this id once it has no connection, seat or match
+        it watches (looked up by id: the registered one decides)."""
+        registered = self.sessions.get(session.id)
+        if registered is None:
+            return
+        if not registered.connected and not registered.seats and not registered.watching:
+            del self.sessions[session.id]
+            self.quotas.forget(session.id)
 
     # -- sessions ---------------------------------------------------------
 
@@ -184,15 +211,25 @@ class Lobby:
                  f" with API token {token_id}" if token_id else "")
         return account.name, account, token_id
 
+    def _live(self, session_id: str) -> bool:
+        session = self.sessions.get(session_id)
+        return session is not None and session.connected
+
     def new_session(self, name: str, account: AccountRecord | None = None,
-                    api_token: str | None = None) -> tuple[Session, str]:
+                    api_token: str | None = None,
+                    address: str = NO_ADDRESS) -> tuple[Session, str]:
         """A new session and its resume token (only the token's hash is stored);
         with ``account``, logged in as it (and named as the account is), through
         the API token ``api_token`` (its id) if given.
 
+        Args:
+            address: the client's address (the host part of its peer).
+
         Raises:
+            Refusal: ``too_many_handshakes`` (the address's handshake limits).
             StoreError: the store refused it.
         """
+        self.quotas.admit_handshake(address, self._live)
         if account is not None:
             name = account.name
         token = tokens.new_token()
@@ -201,14 +238,17 @@ class Lobby:
         if account is not None:
             self.store.link_session(session.id, account.id, api_token)
         self.sessions[session.id] = session
+        self.quotas.bind(session.id, address)
         return session, token
 
-    def resume(self, token: str) -> Session:
+    def resume(self, token: str, address: str = NO_ADDRESS) -> Session:
         """The session a resume token belongs to.
 
         Raises:
-            Refusal: ``bad_token`` for an unknown or expired token.
+            Refusal: ``too_many_handshakes`` (the address's handshake limits);
+                ``bad_token`` for an unknown or expired token.
         """
+        self.quotas.admit_handshake(address, self._live)
         rec = self.store.find_session(tokens.hash_token(token))
         now = time.time()
         if rec is None or now - rec.last_seen > self.config.session_ttl:
@@ -217,6 +257,7 @@ class Lobby:
         session = self._session_for(rec.id, rec.name)
         session.name = rec.name
         session.account = self._account_of(rec.id)
+        self.quotas.bind(session.id, address)
         return session
 
     def reply(self, session: Session, rid: int | None, **fields: Any) -> None:
@@ -299,7 +340,8 @@ class Lobby:
         if game is not None and game not in game_names():
             raise Refusal("no_such_game", f"no game named {game!r}; known: "
                           f"{', '.join(game_names())}", "game")
-        self._list(session, rid, game, msg.get("status"))
+        self._list(session, rid, game, msg.get("status"),
+                   msg.get("limit") or self.config.list_limit, msg.get("cursor"))
 
     async def _records(self, session: Session, rid: int | None, msg: dict[str, Any]) -> None:
         """One page of finished matches, newest first (``before``: the last page's cursor)."""
@@ -355,15 +397,24 @@ class Lobby:
         session.push(ev.Ok(**fields, id=rid))
 
     def _list(self, session: Session, rid: int | None, game: str | None,
-              status: str | None) -> None:
-        chosen = [m for m in self.matches.values()
-                  if (game is None or m.game == game) and (status is None or m.status == status)]
-        order = {"waiting": 0, "active": 1, "finished": 2}
-        chosen.sort(key=lambda m: (order[m.status], -m.created))
-        summaries = [m.summary() for m in chosen[:MAX_LISTED]]
+              status: str | None, limit: int, cursor: str | None) -> None:
+        """One page of ``limit`` summaries (waiting first, then active, then
+        finished; newest first), after ``cursor``; ``next`` when there are more.
+        A match whose status changes between two pages moves in the order, so it
+        may be listed twice or skipped (:mod:`server.listing`).
+
+        Raises:
+            RemoteProtocolError: ``bad_message``: a cursor this server did not give.
+        """
+        if game is not None and game not in game_names():
+            raise Refusal("no_such_game", f"no game {game!r}", "game")
+        page, after = self.listing.page(self.matches.values(), game, status, limit, cursor,
+                                        trio.current_time())
         queues = {name: len(self.queues.get(name, [])) for name in game_names()}
         rated = {name: len(self.rated_queues.get(name, [])) for name in game_names()}
-        self._ok(session, rid, matches=summaries, queues=queues, rated_queues=rated)
+        fields: dict[str, Any] = {"next": after} if after is not None else {}
+        self._ok(session, rid, matches=[m.summary() for m in page], queues=queues,
+                 rated_queues=rated, **fields)
 
     @staticmethod
     def _game_and_options(msg: dict[str, Any]) -> tuple[str, dict[str, Any], bool]:
@@ -392,10 +443,54 @@ class Lobby:
         return session.account
 
     def _check_capacity(self) -> None:
-        if len(self.matches) >= self.config.max_matches:
-            raise Refusal("not_supported",
-                                f"the server holds its maximum of {self.config.max_matches} "
-                                "matches; try again later")
+        """Finished matches (listed while they linger) hold no capacity.
+
+        Raises:
+            Refusal: ``server_full``.
+        """
+        unfinished = sum(1 for m in self.matches.values() if m.status != "finished")
+        if unfinished >= self.config.max_matches:
+            raise Refusal("server_full", f"the server holds its maximum of "
+                          f"{self.config.max_matches} unfinished matches; try again later")
+
+    def _counts(self, session: Session) -> Counts:
+        counts = Counts()
+        for match_id, _ in session.seats:
+            match = self.matches.get(match_id)
+            if match is not None and match.status != "finished":
+                counts.unfinished += 1
+                counts.waiting += match.status == "waiting"
+        return counts
+
+    def _check_seat(self, session: Session, creating: bool) -> None:
+        """The quotas of ``session`` and of its address allow one more seat.
+
+        Raises:
+            Refusal: ``too_many_waiting``, ``too_many_active``.
+        """
+        theirs = Counts()
+        for sid in self.quotas.neighbours(session.id):
+            other = self.sessions.get(sid)
+            if other is not None:
+                theirs += self._counts(other)
+        self.quotas.check_seat(self._counts(session), theirs, creating)
+
+    def _admit(self, session_id: str, command: cmd.Request) -> None:
+        """The match task asks before it runs a ``join`` or ``watch`` (from
+        ``session_id``): may the session take one more seat, or watch one more match?
+
+        Raises:
+            Refusal: ``too_many_active``, ``too_many_watches``.
+        """
+        session = self.sessions.get(session_id)
+        if session is None:
+            return
+        if isinstance(command, cmd.Join):
+            self._check_seat(session, creating=False)
+        elif isinstance(command, cmd.Watch):
+            if len(session.watching) >= self.config.max_watches_per_session:
+                raise Refusal("too_many_watches", f"you watch "
+                              f"{self.config.max_watches_per_session} matches already")
 
     async def _create(self, session: Session, rid: int | None, msg: dict[str, Any]) -> None:
         game, options, rated = self._game_and_options(msg)
@@ -416,7 +511,9 @@ class Lobby:
         if turn_timer > self.config.max_turn_timer:
             raise Refusal("bad_option", f"turn_timer must be <= "
                                 f"{self.config.max_turn_timer}", "turn_timer")
+        self._check_seat(session, creating=bot is None)
         self._check_capacity()
+        self.quotas.charge_create(session.id)
         match = Match.create(self.ctx, tokens.new_match_id(), game, options, turn_timer,
                              msg.get("abandon", "forfeit"), tokens.new_seed(), tokens.new_salt(),
                              rated=rated)
@@ -432,6 +529,7 @@ class Lobby:
     async def _launch(self, match: Match) -> None:
         match.store_new()
         self.matches[match.id] = match
+        self.listing.changed()
 
     async def _run(self, match: Match) -> None:
         assert self._nursery is not None, "lobby not started"
@@ -448,6 +546,7 @@ class Lobby:
                                     fairness.commitment(entry.seed, entry.salt))
             return
         waiting = self.queues.setdefault(game, [])
+        self._check_seat(session, creating=False)
         partner = next((i for i, w in enumerate(waiting)
                         if w.options == options and not _same_account(w.session, session)),
                        None)
@@ -459,6 +558,7 @@ class Lobby:
                      commitment=fairness.commitment(entry.seed, entry.salt))
             return
         self._check_capacity()
+        self.quotas.charge_create(session.id)
         other = waiting.pop(partner)
         other.session.queued.discard(game)
         match = Match.create(self.ctx, tokens.new_match_id(), game, options,
@@ -544,9 +644,9 @@ class Lobby:
     def _unqueue(self, session: Session, game: str | None) -> None:
         for name in list(session.queued if game is None else {game} & session.queued):
             self.queues[name] = [w for w in self.queues.get(name, [])
-                                 if w.session is not session]
+                                 if w.session.id != session.id]
             self.rated_queues[name] = [e for e in self.rated_queues.get(name, [])
-                                       if e.ref is not session]
+                                       if e.ref.id != session.id]
             self.rated_seeds.pop((name, session.id), None)
             session.queued.discard(name)
 
@@ -554,6 +654,8 @@ class Lobby:
         match = self.matches.get(msg["match"])
         if match is None:
             raise Refusal("no_such_match", f"no match {msg['match']!r}", "match")
+        if msg["type"] == "chat":
+            self.quotas.allow_chat(session.id)
         command = MATCH_COMMANDS[msg["type"]](session, msg)
         if isinstance(command, cmd.Join) and session.account is not None:
             command = dataclasses.replace(
@@ -603,4 +705,5 @@ MATCH_COMMANDS: dict[str, Callable[[Session, dict[str, Any]], cmd.Request]] = {
                                               delay=m.get("delay")),
     "fast_forward": lambda s, m: cmd.SetFastForward(s.id, m.get("id"), on=m["on"]),
     "chat": lambda s, m: cmd.Chat(s.id, m.get("id"), name=s.name, text=m["text"]),
+    "mute_spectators": lambda s, m: cmd.MuteSpectators(s.id, m.get("id"), on=m["on"]),
 }

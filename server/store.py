@@ -545,6 +545,19 @@ class Store:
         """Record that the session was seen at ``now``."""
         self._write([("UPDATE sessions SET last_seen = ? WHERE id = ?", (now, session_id))])
 
+    def delete_idle_sessions(self, before: float, keep: set[str]) -> int:
+        """Delete the sessions last seen before ``before`` (their tokens have expired)
+        whose ids are not in ``keep``, and their watcher rows; how many went.
+        Seats keep the ids of those who sat in them (the matches' history)."""
+        ids = [sid for (sid,) in self._db.execute(
+            "SELECT id FROM sessions WHERE last_seen < ?", (before,)) if sid not in keep]
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            self._write([(f"DELETE FROM sessions WHERE id IN ({marks})", tuple(chunk)),
+                         (f"DELETE FROM watchers WHERE session IN ({marks})", tuple(chunk))])
+        return len(ids)
+
     # -- matches ----------------------------------------------------------
 
     def create_match(self, rec: MatchRecord) -> None:

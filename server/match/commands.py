@@ -104,6 +104,13 @@ class SetFastForward(Request):
 
 
 @dataclass(frozen=True, slots=True)
+class MuteSpectators(Request):
+    """A player stops (``on``) or starts again receiving the spectators' chat."""
+
+    on: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Chat(Request):
     """A chat line for every participant, signed with the session's ``name``."""
 

@@ -57,6 +57,7 @@ from server.match.effects import (
 )
 from server.match.history import EventHistory
 from server.match.window import SeqWindow
+from server.ratelimit import TokenBucket
 from server.ratings import played_seats
 from server.replay import ReplayError, new_match_state, rebuild
 from server.store import JournalEntry, MatchRecord, RatingChange, SeatRecord, SeatTimers
@@ -81,12 +82,18 @@ class Rules:
     auto_flip_delay: float = 0.5
     abandon_bot: str = "greedy"
     finished_linger: float = 300.0
+    #: seconds a waiting match waits for its players (0: for ever)
+    waiting_ttl: float = 0.0
+    #: spectators' chat lines relayed per second, all of them together, and the burst
+    spectator_chat_rate: float = 10.0
+    spectator_chat_burst: int = 20
 
     @classmethod
     def from_config(cls, config: ServerConfig) -> Rules:
         """The rules of ``config``."""
         return cls(config.grace, config.timeout_forfeit, config.auto_flip_delay,
-                   config.abandon_bot, config.finished_linger)
+                   config.abandon_bot, config.finished_linger, config.waiting_ttl,
+                   config.spectator_chat_rate, 4 * config.chat_burst)
 
 
 @dataclass(slots=True)
@@ -98,6 +105,8 @@ class SeatState:
     name: str | None = None
     bot: str | None = None
     auto_flip: bool = False
+    #: the player here does not receive the spectators' chat
+    mute_spectators: bool = False
     timeouts: int = 0
     turn_deadline: float | None = None
     auto_at: float | None = None
@@ -197,6 +206,11 @@ class MatchCore:
         self.rating_result: list[dict[str, Any]] = []
         #: when the next fast-forward step is due (None: not fast-forwarding)
         self.fast_at: float | None = None
+        #: when a waiting match expires (armed by Start)
+        self.expires_at: float | None = None
+        #: the spectators' chat, all together (on the task's clock)
+        self.spectator_chat = TokenBucket(rules.spectator_chat_rate,
+                                          rules.spectator_chat_burst, 0.0)
         self._now = 0.0
         self._fx = Effects()
         #: status, linger and seats before the command being handled (rollback)
@@ -343,6 +357,8 @@ class MatchCore:
             times.append(self.linger_until)
         if self.fast_at is not None:
             times.append(self.fast_at)
+        if self.expires_at is not None and self.status == "waiting":
+            times.append(self.expires_at)
         return min(times, default=math.inf)
 
     def _seat_connected(self, seat: SeatState) -> bool:
@@ -470,7 +486,13 @@ class MatchCore:
             if (seat.session is not None and seat.bot is None and self.status != "finished"
                     and seat.session not in self.connected and seat.grace_deadline is None):
                 seat.grace_deadline = self._now + self.rules.grace
+        if self.status == "waiting" and self.rules.waiting_ttl > 0:
+            self.expires_at = self._now + self.rules.waiting_ttl
         self._update_timers(None)
+        if self.status == "active" and not any(s.bot is None for s in self.seats):
+            # stored before matches of bots alone were ended (see _abandon)
+            self._end_without_humans(self.seats[0])
+            return
         self._broadcast([])
 
     def _on_detach(self, c: cmd.Detach) -> None:
@@ -560,6 +582,8 @@ class MatchCore:
             self._refuse("seat_taken", "that seat is taken" if req.seat is not None
                          else "every seat is taken", "seat" if req.seat is not None else None)
         seat = free[0]
+        if self._gone(req, "join"):
+            return
         if req.session in self.spectators:
             self._stop_watching(req.session)
         if req.live:
@@ -578,9 +602,22 @@ class MatchCore:
             self._send_seat(seat, [])
             self._presence(seat)
 
+    def _gone(self, req: cmd.Request, what: str) -> bool:
+        """The requester's connection dropped while its join or watch waited in the
+        inbox, and it has not resumed: the request is undone (nothing changes, and
+        nobody is left to answer), so no seat is ever taken but unusable. A resume
+        before the request runs makes it live again, and it is served."""
+        if req.live or req.session in self.connected:
+            return False
+        log.info("match %s: %s from %s dropped: its connection is gone", self.id, what,
+                 req.session)
+        return True
+
     def _on_watch(self, req: cmd.Watch) -> None:
         if self.seat_of(req.session) is not None:
             self._refuse("already_seated", "you sit in this match; seats see it already")
+        if self._gone(req, "watch"):
+            return
         self._remember_spectators()
         self.spectators[req.session] = None
         if req.live:
@@ -675,9 +712,25 @@ class MatchCore:
         seat = self.seat_of(req.session)
         if seat is None and req.session not in self.spectators:
             self._refuse("not_in_match", f"you neither sit in nor watch {self.id}")
+        if seat is None and not self.spectator_chat.allow(self._now):
+            # however many spectators there are, the seats (who must keep up with the
+            # snapshots) get at most this many of their lines
+            self._refuse("chat_rate_limited", "the spectators of this match say more than "
+                         f"{self.rules.spectator_chat_rate:g} lines per second together")
         self._ok(req)
-        msg = ev.Chat(match=self.id, seat=seat, name=req.name, text=req.text)
-        self._tell_audience(msg, None)
+        msg = ev.Chat(match=self.id, seat=seat, name=req.name, text=req.text,
+                      role="spectator" if seat is None else "player")
+        muted = {s.session for s in self.seats if s.mute_spectators} if seat is None else set()
+        for s in self.seats:
+            if s.session is not None and s.bot is None and s.session not in muted:
+                self._send(s.session, msg)
+        if any(sid in self.connected for sid in self.spectators):
+            self._fx.messages.append((SPECTATORS, msg))
+
+    def _on_mute_spectators(self, req: cmd.MuteSpectators) -> None:
+        seat = self.seats[self._require_seat(req)]
+        seat.mute_spectators = req.on
+        self._ok(req, match=self.id)
 
     # -- timers -------------------------------------------------------------
 
@@ -688,6 +741,9 @@ class MatchCore:
             return
         if self.fast_at is not None and now >= self.fast_at:
             self._fast_step()
+        if self.status == "waiting" and self.expires_at is not None and now >= self.expires_at:
+            self._expire()
+            return
         for seat in self.seats:
             if self.status == "finished":
                 break
@@ -757,6 +813,10 @@ class MatchCore:
             return
         if seat.session is None or seat.bot is not None:
             return
+        if not any(s.bot is None and s.session is not None and s is not seat
+                   for s in self.seats):
+            self._end_without_humans(seat)
+            return
         if self.abandon == "bot":
             # The former player watches from now on, so that its session, when it
             # resumes, is sent the match and sees the bot in its seat.
@@ -778,6 +838,36 @@ class MatchCore:
         events = self.state.forfeit(seat.index, "abandoned")
         self._journal("forfeit", seat.index, reason="abandoned", by="timer")
         self._changed(events, None)
+
+    def _end_without_humans(self, seat: SeatState) -> None:
+        """No human would be left: ``seat`` (the last one abandoned) forfeits with
+        reason ``abandoned`` instead of passing to a bot, so that no match of bots
+        alone plays on (and journals) with nobody at the table."""
+        log.info("match %s: seat %d abandoned and no human is left; it forfeits", self.id,
+                 seat.index)
+        events = self.state.forfeit(seat.index, "abandoned")
+        self._journal("forfeit", seat.index, reason="abandoned", by="timer")
+        self._changed(events, None)
+
+    def _expire(self) -> None:
+        """A waiting match nobody joined within ``waiting_ttl``: its players are told
+        (``match_expired``) and it is removed like a match every seat left."""
+        log.info("match %s: nobody joined within %g s; expired", self.id,
+                 self.rules.waiting_ttl)
+        notice = Refusal("match_expired", f"nobody joined within {self.rules.waiting_ttl:g} "
+                         "s; the match is gone", match=self.id).to_event()
+        for seat in self.seats:
+            if seat.session is not None:
+                self._send(seat.session, notice)
+                self._fx.members.append(Membership(seat.session, seat.index, False))
+        for sid in list(self.spectators):
+            self._send(sid, notice)
+            self._stop_watching(sid)
+        for seat in self.seats:
+            seat.session, seat.name, seat.bot, seat.grace_deadline = None, None, None, None
+        self._fx.writes.append(DeleteMatch())
+        self.linger_until = self._now
+        self.status = "finished"
 
     # -- changes ------------------------------------------------------------
 
@@ -1019,4 +1109,5 @@ class MatchCore:
         cmd.Join: _on_join, cmd.Watch: _on_watch, cmd.Leave: _on_leave,
         cmd.Resign: _on_resign, cmd.SetAutoFlip: _on_auto_flip, cmd.Chat: _on_chat,
         cmd.SetFastForward: _on_fast_forward,
+        cmd.MuteSpectators: _on_mute_spectators,
     }

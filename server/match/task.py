@@ -29,6 +29,12 @@ carries out the effects:
 
 :meth:`Match.detach` is synchronous (a connection handler calls it while it is
 being torn down): it runs the core at once and touches presence and timers only.
+
+Sessions are known by id: the task looks each one up in the server's registry
+(``MatchContext.sessions``) when it runs a command or delivers a message, never
+through an object it kept. A request queued by a connection that has dropped
+since runs as not ``live`` (a ``join`` then seats the session disconnected, with
+its grace period running); a resume before it runs makes it live again.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import trio
@@ -80,6 +86,19 @@ class MatchContext:
     wall: Callable[[], float] = time.time
     #: the server's group commit (None: every command commits in its match's task)
     commits: GroupCommit | None = None
+    #: the server's sessions by id (the lobby's registry; the one object of each id)
+    sessions: dict[str, Session] = field(default_factory=dict)
+    #: asked before a join or watch runs (session id, command); raises Refusal
+    admit: Callable[[str, cmd.Request], None] = lambda session_id, command: None
+    #: a session left a seat or stopped watching (the lobby forgets it if idle)
+    on_left: Callable[[Session], None] = lambda session: None
+
+
+def replace_match(exc: ProtocolError, match_id: str) -> ProtocolError:
+    """``exc`` naming ``match_id`` (a refusal raised without the match in hand)."""
+    if exc.match is None:
+        exc.match = match_id
+    return exc
 
 
 class MatchClosed(Exception):
@@ -96,7 +115,6 @@ class Match:
         self.ctx = ctx
         self.core = core
         self.id = core.id
-        self.sessions: dict[str, Session] = {}
         self.closed = False
         self._send, self._recv = trio.open_memory_channel[_Item](ctx.config.inbox_size)
         self._timer_scope: trio.CancelScope | None = None
@@ -143,8 +161,7 @@ class Match:
         match = cls(ctx, core)
         for seat in core.seats:
             if seat.session is not None:
-                session = match.sessions[seat.session] = session_for(seat.session,
-                                                                     seat.name or "?")
+                session = session_for(seat.session, seat.name or "?")
                 session.seats.add((match.id, seat.index))
                 account = ctx.store.session_account(seat.session)
                 if account is not None:
@@ -152,13 +169,12 @@ class Match:
                                      player_extras(ctx.store, ctx.store.account(account),
                                                    rec.game, rec.rated))
         for sid in core.spectators:
-            session = match.sessions[sid] = session_for(sid, "?")
-            session.watching.add(match.id)
+            session_for(sid, "?").watching.add(match.id)
         return match
 
     def seat_session(self, index: int, session: Session, *, client_seed: str = "0") -> None:
         """Put ``session`` in seat ``index`` before the task starts (create, queue)."""
-        self.sessions[session.id] = session
+        self.ctx.sessions.setdefault(session.id, session)
         account = session.account
         self.core.seat(index, session.id, session.name,
                        None if account is None else account.id,
@@ -202,7 +218,7 @@ class Match:
             self.ctx.store.create_match(rec)
         except Exception:
             for seat in self.core.seats:
-                session = self.sessions.get(seat.session or "")
+                session = self.ctx.sessions.get(seat.session or "")
                 if session is not None:
                     session.seats.discard((self.id, seat.index))
             raise
@@ -245,10 +261,10 @@ class Match:
 
     def members(self) -> list[tuple[Session, int | None]]:
         """Every (session, seat) here; seat None: a spectator."""
-        out = [(self.sessions[s.session], s.index) for s in self.core.seats
-               if s.session is not None and s.session in self.sessions]
-        return out + [(self.sessions[sid], None) for sid in self.core.spectators
-                      if sid in self.sessions]
+        sessions = self.ctx.sessions
+        out = [(sessions[s.session], s.index) for s in self.core.seats
+               if s.session is not None and s.session in sessions]
+        return out + [(sessions[sid], None) for sid in self.core.spectators if sid in sessions]
 
     async def submit(self, command: cmd.Command, session: Session | None = None) -> None:
         """Queue ``command`` (from ``session``, if any) for the match task; waits
@@ -294,7 +310,10 @@ class Match:
         """``command`` through the core in the caller's task; its effects to the group
         commit, which commits them before anything they cause is sent."""
         assert self.ctx.commits is not None
-        command = self._note(session, command)
+        noted = self._note(session, command)
+        if noted is None:
+            return
+        session, command = noted
         fx = self._handled(session, command)
         if fx is not None:
             self.ctx.commits.submit(self, session, command, fx)
@@ -309,14 +328,26 @@ class Match:
             self._internal_error(session, command)
             return None
 
-    def _note(self, session: Session | None, command: cmd.Command) -> cmd.Command:
-        """Remember the requester's session; mark a request from a session that has
-        lost its connection meanwhile (``live=False``)."""
-        if session is not None:
-            self.sessions.setdefault(session.id, session)
-            if not session.connected and isinstance(command, cmd.Request):
-                return replace(command, live=False)
-        return command
+    def _note(self, session: Session | None, command: cmd.Command
+              ) -> tuple[Session | None, cmd.Command] | None:
+        """The registered session of the requester's id and the command to run: a
+        resume since the request was queued may have replaced the object the
+        connection handed over (one the server has forgotten stays unregistered:
+        it is not connected), and a request from a session that has lost its
+        connection meanwhile is marked ``live=False``. None when the lobby refuses
+        a join or watch (the requester was told)."""
+        if session is None:
+            return session, command
+        session = self.ctx.sessions.get(session.id, session)
+        if not session.connected and isinstance(command, cmd.Request):
+            command = replace(command, live=False)
+        if isinstance(command, cmd.Join | cmd.Watch):
+            try:
+                self.ctx.admit(session.id, command)
+            except ProtocolError as exc:
+                session.push(replace_match(exc, self.id).to_event(command.rid))
+                return None
+        return session, command
 
     def detach(self, session: Session) -> None:
         """The session lost its connection: start grace periods, tell the others.
@@ -404,7 +435,10 @@ class Match:
         the effects, or None when it failed (the requester was told)."""
         if self.ctx.commits is not None:
             self.ctx.commits.flush()  # what cores were handed before is committed first
-        command = self._note(session, command)
+        noted = self._note(session, command)
+        if noted is None:
+            return None
+        session, command = noted
         fx = self._handled(session, command)
         if fx is None or not self.commit_writes(fx.writes, session, command):
             return None
@@ -508,8 +542,10 @@ class Match:
 
     def carry_out(self, fx: Effects) -> None:
         """Membership, messages, bots, close and the next deadline of ``fx``."""
+        sessions = self.ctx.sessions
+        left: list[Session] = []
         for m in fx.members:
-            session = self.sessions.get(m.session)
+            session = sessions.get(m.session)
             if session is None:
                 continue
             if m.seat is None:
@@ -518,7 +554,10 @@ class Match:
                 session.seats.add((self.id, m.seat))
             else:
                 session.seats.discard((self.id, m.seat))
-        sessions = self.sessions
+            if not m.present:
+                left.append(session)
+        for session in left:  # after all of them: a seat handed to a bot becomes a watch
+            self.ctx.on_left(session)
         for to, msg in fx.messages:
             if to == SPECTATORS:
                 for sid in self.core.spectators:

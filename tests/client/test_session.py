@@ -665,3 +665,27 @@ async def test_many_concurrent_requests_get_their_own_replies() -> None:
             ids = {r["id"] for r in replies.values()}
             assert len(replies) == 300 and len(ids) == 300
         nursery.cancel_scope.cancel()
+
+
+async def test_a_request_the_server_never_answers_times_out(autojump_clock) -> None:
+    """A server that never replies does not hang the caller: the session's
+    request_timeout (DEFAULT_REQUEST_TIMEOUT unless set) ends the wait, the late
+    reply is dropped, and the session stays usable."""
+    from client.session import DEFAULT_REQUEST_TIMEOUT
+
+    async with trio.open_nursery() as nursery:
+        server = FakeServer(nursery)
+        async with open_session(name="bob", connect=server.connect, ping_interval=1e6) as s:
+            assert s.request_timeout == DEFAULT_REQUEST_TIMEOUT == 30.0
+            server.hold_requests = True
+            start = trio.current_time()
+            with pytest.raises(trio.TooSlowError):
+                await s.request({"type": "games"})
+            assert trio.current_time() - start == pytest.approx(DEFAULT_REQUEST_TIMEOUT)
+            s.request_timeout = 2.0
+            with pytest.raises(trio.TooSlowError):
+                await s.request({"type": "games"})
+            assert trio.current_time() - start == pytest.approx(DEFAULT_REQUEST_TIMEOUT + 2.0)
+            server.hold_requests = False
+            assert (await s.request({"type": "games"}))["type"] == "ok"
+        nursery.cancel_scope.cancel()

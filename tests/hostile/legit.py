@@ -2,7 +2,10 @@
 
 :class:`LegitMatch` seats two well-behaved clients in a Data Structures match
 and plays it to the end at a steady pace (a short pause before each intent, so
-that the attack has time to run while it plays). It records anything abnormal:
+that the attack has time to run while it plays), and never faster than the
+request rate the server announced in ``welcome.limits`` (an honest client keeps
+to it: a token bucket a little under the announced ``rate`` and ``burst``, per
+connection). It records anything abnormal:
 an error reply, an unexpected ``bye`` or error push, a seq that does not advance
 by one, a push about another match, or a connection that closed.
 """
@@ -15,6 +18,7 @@ from typing import Any
 import trio
 
 from server.app import Server
+from server.ratelimit import TokenBucket
 from tests.server.helpers import Closed, TestClient
 
 #: Data Structures with a short turn cap, so a whole match takes a second or two.
@@ -30,6 +34,7 @@ class LegitMatch:
         self.rng = random.Random(seed)
         self.match: str | None = None
         self.clients: list[TestClient] = []
+        self.buckets: list[TokenBucket] = []
         self.problems: list[str] = []
         self.intents = 0
         self.final: dict[str, Any] | None = None
@@ -45,6 +50,12 @@ class LegitMatch:
                 welcome = await client.hello(name)
                 assert welcome["type"] == "welcome", welcome
                 self.clients.append(client)
+                limits = welcome["limits"]
+                # a little under the announced figures: requests sent evenly may
+                # still arrive bunched (the server's bucket counts arrivals)
+                self.buckets.append(TokenBucket(0.9 * limits["rate"],
+                                                max(1, limits["burst"] - 2),
+                                                trio.current_time()))
             a, b = self.clients
             self.match = (await a.expect_ok("create", game="datastructures", options=OPTIONS,
                                             turn_timer=0))["match"]
@@ -83,6 +94,7 @@ class LegitMatch:
                 self.problems.append(f"nobody can act at seq {seq}")
                 return
             await trio.sleep(self.pause)
+            await self._keep_to_the_rate(seat)
             intent = self.rng.choice(snaps[seat]["legal"])
             reply = await self.clients[seat].request("intent", match=self.match, seq=seq,
                                                      intent=intent)
@@ -97,6 +109,13 @@ class LegitMatch:
                 self.problems.append(f"snapshots skipped a seq: {[s['seq'] for s in snaps]}")
                 return
         self.problems.append("no end after 5000 intents")
+
+    async def _keep_to_the_rate(self, seat: int) -> None:
+        """Wait until the seat's connection may send one more request (the create and
+        join before play were within the burst)."""
+        bucket = self.buckets[seat]
+        while not bucket.allow(trio.current_time()):
+            await trio.sleep((1.0 - bucket.tokens) / bucket.rate)
 
     def assert_finished_normally(self) -> None:
         """Raises AssertionError unless the match ended by its rules with nothing odd."""

@@ -49,7 +49,14 @@ class ServerThread:
     """A cardserver running ``trio.run`` in a daemon thread, on 127.0.0.1:0."""
 
     def __init__(self, tmp: Path) -> None:
-        self.config = make_config(tmp, rate=100000.0, burst=100000)
+        # random walks create many matches and chat at will from one address: the
+        # quotas and the chat limit have tests of their own (test_quotas.py)
+        self.config = make_config(
+            tmp, rate=100000.0, burst=100000, max_waiting_per_session=10000,
+            max_active_per_session=10000, max_waiting_per_address=10000,
+            max_active_per_address=10000, creates_per_minute=100000,
+            creates_per_minute_per_address=100000, chat_burst=100000,
+            handshake_burst=100000, max_watches_per_session=10000)
         self.server: Server | None = None
         self.token: trio.lowlevel.TrioToken | None = None
         self.ready = threading.Event()

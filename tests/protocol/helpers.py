@@ -76,6 +76,7 @@ TO_SERVER_EXAMPLES: dict[str, dict[str, Any]] = {
     "record": {"type": "record", "id": 17, "match": "m1", "seat": 0, "offset": 50,
                "limit": 50},
     "chat": {"type": "chat", "id": 14, "match": "m1", "text": "good luck!"},
+    "mute_spectators": {"type": "mute_spectators", "id": 15, "match": "m1", "on": True},
 }
 
 #: One valid example of every server -> client message (welcome first).
@@ -157,7 +158,8 @@ TO_CLIENT_EXAMPLES: dict[str, dict[str, Any]] = {
         "connected": False,
         "grace": 60.0,
     },
-    "chat": {"type": "chat", "match": "m1", "seat": None, "name": "carol", "text": "hi"},
+    "chat": {"type": "chat", "match": "m1", "seat": None, "name": "carol", "text": "hi",
+             "role": "spectator"},
     "bye": {"type": "bye", "reason": "server_shutdown", "message": "restarting"},
 }
 

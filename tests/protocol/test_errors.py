@@ -36,6 +36,7 @@ def test_every_agreed_code_is_listed() -> None:
 def test_only_stream_and_session_failures_are_fatal() -> None:
     fatal = {c for c, info in CODES.items() if info.fatal}
     assert fatal == {
+        "too_many_handshakes",
         "bad_frame",
         "frame_too_large",
         "handshake_required",

@@ -180,9 +180,9 @@ async def test_match_capacity(start_server, connect) -> None:
     server = await start_server(max_matches=1)
     alice, bob = await connect(server, "alice"), await connect(server, "bob")
     await alice.expect_ok("create", game="war")
-    await alice.expect_error("not_supported", "create", game="war")
+    await alice.expect_error("server_full", "create", game="war")
     await alice.expect_ok("queue", game="war")
-    await bob.expect_error("not_supported", "queue", game="war")
+    await bob.expect_error("server_full", "queue", game="war")
 
 
 async def test_a_failing_match_task_does_not_take_the_server_down(start_server, connect,

@@ -60,7 +60,7 @@ async def test_leave_chat_and_resign(start_server, connect) -> None:
     for client in (alice, bob, eve):
         chat = await client.wait_push(lambda m: m["type"] == "chat")
         assert chat == {"type": "chat", "match": mid, "seat": None, "name": "eve",
-                        "text": "good luck"}
+                        "text": "good luck", "role": "spectator"}
     await eve.expect_ok("leave", match=mid)
     await eve.expect_error("not_in_match", "chat", match=mid, text="hi")
     await bob.expect_ok("leave", match=mid)  # an active seat that leaves resigns

@@ -57,7 +57,7 @@ async def test_answering_peer_stays(start_server, nursery, autojump_clock) -> No
 
 async def test_slow_consumer_is_disconnected_and_seat_enters_grace(
         start_server, nursery, autojump_clock) -> None:
-    server = await start_server(outbox_size=4, grace=50.0, **QUIET)
+    server = await start_server(outbox_size=4, grace=50.0, chat_burst=100, **QUIET)
     alice = await _client(server, nursery, "alice", lockstep=True)
     bob = await _client(server, nursery, "bob")
     mid = (await alice.expect_ok("create", game="war"))["match"]

@@ -173,7 +173,8 @@ def test_chat_reaches_every_seat_and_the_spectators() -> None:
     core = active()
     core.handle(c.Watch(EVE, 1), 1.0)
     fx = core.handle(c.Chat(EVE, 7, name="eve", text="hi"), 1.0)
-    line = {"type": "chat", "match": "m1", "seat": None, "name": "eve", "text": "hi"}
+    line = {"type": "chat", "match": "m1", "seat": None, "name": "eve", "text": "hi",
+            "role": "spectator"}
     assert fx.to(EVE) == [{"type": "ok", "id": 7}]
     assert fx.to(A) == fx.to(B) == fx.to(SPECTATORS) == [line]
     assert error(core.handle(c.Chat("x", 1, name="x", text="hi"), 1.0), "x")["code"] == \
@@ -188,3 +189,59 @@ def test_auto_flip_is_a_capability_of_the_game() -> None:
     fx = war.handle(c.SetAutoFlip(A, 2, on=True), 1.0)
     assert types(fx, A) == ["ok", "snapshot"] and fx.to(A)[1]["auto_flip"] is True
     assert fx.writes == [SaveSeat(war.seats[0].record())]
+
+
+def test_chat_lines_say_player_or_spectator_and_players_may_mute_spectators() -> None:
+    core = active()
+    core.handle(c.Watch(EVE, 1), 1.0)
+    fx = core.handle(c.Chat(A, 2, name="bob", text="gg"), 1.0)  # a player named like another
+    assert fx.to(B)[0]["role"] == "player" and fx.to(B)[0]["seat"] == 0
+    assert core.handle(c.MuteSpectators(A, 3, on=True), 1.0).to(A) == [
+        {"type": "ok", "match": "m1", "id": 3}]
+    fx = core.handle(c.Chat(EVE, 4, name="alice", text="I am alice"), 1.0)
+    assert fx.to(A) == [] and fx.to(B)[0]["role"] == "spectator"
+    assert fx.to(SPECTATORS)[0]["role"] == "spectator"
+    fx = core.handle(c.Chat(B, 5, name="bob", text="still here"), 1.0)
+    assert [m["text"] for m in fx.to(A)] == ["still here"]  # players are never muted
+    core.handle(c.MuteSpectators(A, 6, on=False), 1.0)
+    assert core.handle(c.Chat(EVE, 7, name="eve", text="hi"), 1.0).to(A)[0]["text"] == "hi"
+    assert error(core.handle(c.MuteSpectators(EVE, 8, on=True), 1.0), EVE)["code"] == \
+        "not_seated"
+
+
+def test_a_join_or_watch_from_a_connection_that_dropped_is_undone() -> None:
+    """The join race, on the core: the joiner's connection dropped while its join
+    (or watch) waited in the inbox (``live`` False, no resume since): the request
+    is undone, the seat stays free and the match waiting. Never a seat taken but
+    unusable."""
+    core = waiting(game="war")
+    fx = core.handle(c.Join(B, 4, name="bob", live=False), 1.0)
+    assert fx.writes == [] and fx.members == [] and fx.messages == []
+    assert not core.seats[1].taken and core.status == "waiting"
+    fx = core.handle(c.Watch(EVE, 5, live=False), 1.0)
+    assert fx.writes == [] and EVE not in core.spectators
+    fx = core.handle(c.Join(B, 6, name="bob"), 2.0)  # it tries again once back
+    assert core.seats[1].session == B and core.status == "active"
+
+
+def test_a_join_that_runs_after_the_resume_is_seated_and_usable() -> None:
+    core = waiting(game="war")
+    fx = core.handle(c.Join(B, 4, name="bob", live=True), 1.0)
+    assert Membership(B, 1, True) in fx.members
+    snap = [m for m in fx.to(B) if m["type"] == "snapshot"][-1]
+    assert snap["seat"] == 1 and snap["legal"]
+
+
+def test_the_spectators_together_are_held_to_the_match_chat_rate() -> None:
+    """However many spectators chat, the seats get at most the match's spectator
+    rate of their lines (burst 20 here, then 10 a second); players are not held."""
+    core = active()
+    watchers = [f"w{i}" for i in range(30)]
+    for w in watchers:
+        core.handle(c.Watch(w, 1), 1.0)
+    codes = [(core.handle(c.Chat(w, 2, name=w, text="hi"), 1.0).to(w)[0].get("code", "ok"))
+             for w in watchers]
+    assert codes.count("ok") == 20 and codes.count("chat_rate_limited") == 10
+    assert types(core.handle(c.Chat(A, 3, name="alice", text="gg"), 1.0), A) == ["ok", "chat"]
+    assert core.handle(c.Chat("w0", 4, name="w0", text="later"), 2.0).to("w0")[0]["type"] \
+        == "ok"

@@ -5,11 +5,23 @@ Time is whatever ``now`` the test passes; nothing waits."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from server.match import commands as c
-from server.match.core import Rules
-from server.match.effects import SPECTATORS, BotTurn, Membership, SaveSeat, SaveTimers, SaveWatcher
-from tests.server.match.helpers import EVE, RULES, A, B, active, error, mover, play, waiting
+from server.match.core import MatchCore, Rules
+from server.match.effects import SPECTATORS, Membership, SaveSeat, SaveTimers, SaveWatcher
+from tests.server.match.helpers import (
+    EVE,
+    RULES,
+    A,
+    B,
+    active,
+    error,
+    mover,
+    play,
+    record,
+    waiting,
+)
 
 
 def test_no_turn_timer_no_deadline() -> None:
@@ -153,12 +165,64 @@ def test_a_finished_match_lingers_then_closes() -> None:
     assert error(core.handle(c.Resign(B, 2), 36.0), B)["code"] == "match_finished"
 
 
-def test_bots_alone_play_at_a_walking_pace() -> None:
+def test_a_match_with_no_human_left_ends() -> None:
+    """abandon "bot": the first seat whose grace runs out passes to a bot; when the
+    last human's runs out, nobody is left, so that seat forfeits (``abandoned``)
+    instead: no match of bots alone plays on."""
     core = active(abandon="bot")
     core.handle(c.Detach(A), 1.0)
-    core.handle(c.Detach(B), 1.0)
     fx = core.handle(c.Tick(), 11.0)
-    assert all(s.bot for s in core.seats)
-    last = fx.bots[-2:]  # the broadcast after the second takeover offers both seats
-    assert [(t.seat, t.pace) for t in last] == [(0, 0.5), (1, 0.5)]
-    assert all(isinstance(t, BotTurn) for t in fx.bots)
+    assert core.seats[0].bot == "random" and core.status == "active"
+    core.handle(c.Detach(B), 12.0)
+    fx = core.handle(c.Tick(), 22.0)
+    assert core.status == "finished" and core.seats[1].bot is None
+    row = fx.journal[-1]
+    assert (row.kind, row.seat, row.reason, row.by) == ("forfeit", 1, "abandoned", "timer")
+    outcome = core.state.outcome()
+    assert outcome is not None and (outcome.winner, outcome.reason) == (0, "abandoned")
+    assert fx.stop_bots
+
+
+def test_a_match_against_a_server_bot_ends_when_its_human_leaves() -> None:
+    core = MatchCore.create(record(abandon="bot"), RULES)
+    core.seat(0, A, "alice")
+    core.seat_bot(1, "random")
+    core.handle(c.Start(), 0.0)
+    core.handle(c.Detach(A), 1.0)
+    fx = core.handle(c.Tick(), 11.0)
+    assert core.status == "finished" and fx.journal[-1].reason == "abandoned"
+
+
+def test_a_stored_match_of_bots_alone_ends_when_restored() -> None:
+    core = MatchCore.create(record(), RULES)
+    core.seat_bot(0, "random")
+    core.seat_bot(1, "random")
+    fx = core.handle(c.Start(), 0.0)
+    assert core.status == "finished" and fx.journal[-1].reason == "abandoned"
+
+
+def test_a_waiting_match_nobody_joins_expires() -> None:
+    core = MatchCore.create(record(), replace(RULES, waiting_ttl=100.0))
+    core.seat(0, A, "alice")
+    core.handle(c.Start(), 0.0)
+    core.handle(c.Watch(EVE, 1), 1.0)
+    assert core.next_deadline() == 100.0
+    assert core.handle(c.Tick(), 99.0).writes == []
+    fx = core.handle(c.Tick(), 100.0)
+    for who in (A, EVE):
+        notice = error(fx, who)
+        assert notice["code"] == "match_expired" and notice["match"] == "m1"
+        assert "id" not in notice
+    assert core.status == "finished" and not any(s.taken for s in core.seats)
+    assert Membership(A, 0, False) in fx.members and Membership(EVE, None, False) in fx.members
+    assert any(type(w).__name__ == "DeleteMatch" for w in fx.writes)
+    assert core.handle(c.Tick(), 100.0).close
+
+
+def test_a_match_that_started_does_not_expire() -> None:
+    core = MatchCore.create(record(), replace(RULES, waiting_ttl=100.0))
+    core.seat(0, A, "alice")
+    core.handle(c.Start(), 0.0)
+    core.handle(c.Join(B, 1, name="bob"), 50.0)
+    core.handle(c.Tick(), 100.0)
+    assert core.status == "active"
