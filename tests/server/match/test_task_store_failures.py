@@ -31,14 +31,23 @@ class FlakyStore(Store):
         self.failures = 0
         self.fail_on = "INSERT INTO journal"
         self.refused = 0
+        #: (rows, failures): once ``rows`` journal writes went through, refuse the
+        #: next ``failures`` (armed by the store itself, so a fast match cannot
+        #: finish before a test polling from outside has armed it)
+        self.arm: tuple[int, int] | None = None
+        self.written = 0
 
     def _write(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
+        if self.arm is not None and self.written >= self.arm[0]:
+            self.failures, self.arm = self.arm[1], None
         if (self._pending is None and self.failures > 0
                 and any(self.fail_on in sql for sql, _ in statements)):
             self.failures -= 1
             self.refused += 1
             raise StoreError("database or disk is full")
         super()._write(statements)
+        if self._pending is None and any(self.fail_on in sql for sql, _ in statements):
+            self.written += 1
 
 
 class Sink:
@@ -83,9 +92,8 @@ async def test_bot_moves_and_auto_flips_the_store_refuses_are_retried(tmp_path: 
     async with trio.open_nursery() as nursery:
         await nursery.start(ctx.bots.run)
         await nursery.start(match.run)
+        store.arm = (2, 5)  # the third journal write and the four after it fail
         await match.submit(cmd.SetAutoFlip("s0", 1, on=True), human)
-        await _run_until(match, lambda: match.seq >= 2, 20)
-        store.failures = 5
         await _run_until(match, lambda: match.status == "finished", 20)
         nursery.cancel_scope.cancel()
     assert store.refused == 5
