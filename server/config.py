@@ -66,6 +66,20 @@ class ServerConfig:
     tls_cert: Path | None = option(None, "PEM certificate chain: the port then speaks TLS "
                                    "only (with --tls-key)", shown="off (plain TCP)")
     tls_key: Path | None = option(None, "PEM private key of --tls-cert", shown="off")
+    cluster: str | None = option(None, "Redis URL (redis://HOST:PORT/DB): run as one node "
+                                 "of a cluster (docs/cluster.md)", shown="off (one process, "
+                                 "SQLite)")
+    node_name: str | None = option(None, "this node's name in the cluster (unique; with "
+                                   "--cluster)", shown="the host name and port")
+    advertise: str | None = option(None, "HOST:PORT clients are told to reach this node at "
+                                   "(welcome.nodes)", shown="the address it listens on")
+    metrics_port: int = option(0, "port of the Prometheus metrics and /healthz HTTP "
+                               "endpoint (0: off)", ge=0, le=65535)
+    redis_persistence: str = option("refuse", "with --cluster, a Redis that does not fsync "
+                                    "every write (appendfsync always): refuse to start "
+                                    "or warn", choices=("refuse", "warn"))
+    node_lease: float = option(5.0, "with --cluster, seconds a silent node keeps its "
+                               "matches before another node adopts them", gt=0.5, unit="s")
     log_level: str = option("info", "debug, info, warning or error",
                             choices=("debug", "info", "warning", "error"))
     max_connections: int = option(
@@ -248,6 +262,10 @@ def validate(config: ServerConfig) -> None:
             raise ValueError(f"{name} must be >= {opt.ge:g}")
     if (config.tls_cert is None) != (config.tls_key is None):
         raise ValueError("--tls-cert and --tls-key go together")
+    if config.cluster is None and (config.node_name or config.advertise):
+        raise ValueError("--node-name and --advertise need --cluster")
+    if config.cluster is not None and not config.cluster.startswith(("redis://", "rediss://")):
+        raise ValueError("--cluster must be a redis:// or rediss:// URL")
 
 
 def _shown(f: Field[Any], opt: Option) -> str:
