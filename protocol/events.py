@@ -398,6 +398,8 @@ class Welcome(Event):
     resumed: bool = req(Bool())
     limits: dict[str, Any] = req(LIMITS)
     account: dict[str, Any] | None = opt(ACCOUNT, "the account logged in (absent: a guest)")
+    nodes: list[str] | None = opt(ListOf(Str(1, 300), 1, 64),
+                                  "cluster mode: every live node's host:port, this one first")
 
 
 @register("ok", TO_CLIENT)

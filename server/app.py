@@ -26,6 +26,7 @@ import trio
 
 from protocol.connection import Connection
 from protocol.errors import Refusal
+from server.cluster.node import ClusterNode, open_node
 from server.config import ServerConfig
 from server.connection import ClientConnection
 from server.lobby import Lobby
@@ -59,6 +60,8 @@ class Server:
                                  LogVolume(config.log_burst, config.log_interval),
                                  AddressThrottle(config.address_rate, config.address_burst))
         self.clients: set[ClientConnection] = set()
+        #: this node of a cluster (None: a single server); set by :func:`serve`
+        self.cluster: ClusterNode | None = None
         self.port: int | None = None
         self.addresses: list[str] = []
         self._stopping = trio.Event()
@@ -104,6 +107,8 @@ class Server:
 
     async def _run(self, listeners: list[trio.SocketListener], task_status: Any) -> None:
         async with trio.open_nursery() as matches:
+            if self.cluster is not None:
+                await matches.start(self.cluster.run)
             await self.lobby.start(matches)
             async with trio.open_nursery() as connections:
                 accept_scope = trio.CancelScope()
@@ -121,6 +126,9 @@ class Server:
                     while self.clients:
                         await trio.sleep(0.01)
                 connections.cancel_scope.cancel()
+            if self.cluster is not None:
+                with trio.move_on_after(1):
+                    await self.cluster.registry.leave()
             matches.cancel_scope.cancel()
         log.info("stopped")
 
@@ -242,15 +250,26 @@ async def serve(config: ServerConfig, *, signals: bool = False,
     server = Server(config, store, tls)
     try:
         listeners = await server.listen()  # outside any nursery: a plain OSError
-        async with trio.open_nursery() as nursery:
-            if signals:
-                nursery.start_soon(_watch_signals, server)
-            await nursery.start(server.run, listeners)
-            task_status.started(server)
-            await server.stopped.wait()
-            nursery.cancel_scope.cancel()
+        if config.cluster is None:
+            await _serve(server, listeners, signals, task_status)
+        else:
+            assert server.port is not None
+            async with open_node(config, server.port) as node:
+                server.cluster = server.lobby.cluster = node
+                await _serve(server, listeners, signals, task_status)
     finally:
         store.close()
+
+
+async def _serve(server: Server, listeners: list[trio.SocketListener], signals: bool,
+                 task_status: Any) -> None:
+    async with trio.open_nursery() as nursery:
+        if signals:
+            nursery.start_soon(_watch_signals, server)
+        await nursery.start(server.run, listeners)
+        task_status.started(server)
+        await server.stopped.wait()
+        nursery.cancel_scope.cancel()
 
 
 async def _watch_signals(server: Server) -> None:

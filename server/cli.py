@@ -15,6 +15,7 @@ import logging
 import os
 import sys
 from functools import partial
+from typing import Any
 
 from protocol.version import __version__
 from server.config import add_arguments, default_db_path, from_namespace
@@ -128,8 +129,6 @@ def main(argv: list[str] | None = None) -> int:
     import trio
 
     from server.app import serve
-    from server.store import StoreError
-    from server.tls import TLSFileError
 
     log = logging.getLogger("cardserver")
     log.info("cardserver %s starting", __version__)
@@ -140,17 +139,43 @@ def main(argv: list[str] | None = None) -> int:
                     files, config.max_connections)
     try:
         trio.run(partial(serve, config, signals=True))
-    except StoreError as exc:
-        logging.getLogger("cardserver").error("%s", exc)
-        return 1
-    except TLSFileError as exc:
-        log.error("%s", exc)
-        return 1
-    except OSError as exc:
-        logging.getLogger("cardserver").error("cannot listen on %s port %s: %s",
-                                              config.host or "all interfaces", config.port, exc)
+    except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - reported, then exit 1
+        message = _startup_error(exc, config)
+        if message is None:
+            raise
+        log.error("%s", message)
         return 1
     return 0
+
+
+def _startup_error(exc: BaseException, config: Any) -> str | None:
+    """What to print for an error that stops the server at start (None: a bug, re-raised).
+
+    Errors raised inside a nursery (the cluster's Redis client runs one) come
+    wrapped in exception groups; the first known one inside decides.
+    """
+    import coredis
+
+    from server.cluster.redis import PersistenceError
+    from server.store import StoreError
+    from server.tls import TLSFileError
+
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _startup_error(inner, config)
+            if found is not None:
+                return found
+        return None
+    if isinstance(exc, (StoreError, TLSFileError, PersistenceError)):
+        return str(exc)
+    if isinstance(exc, coredis.exceptions.RedisError):
+        return f"cannot use the cluster's Redis at {config.cluster}: {exc}"
+    if isinstance(exc, RuntimeError) and "already in the cluster" in str(exc):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return (f"cannot listen on {config.host or 'all interfaces'} port {config.port}: "
+                f"{exc}")
+    return None
 
 
 if __name__ == "__main__":

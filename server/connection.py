@@ -338,7 +338,8 @@ class ClientConnection:
                                                          "bot": session.account.bot}
         self.push(Welcome(protocol=version, server=f"cardserver/{__version__}",
                           session=session.id, token=token, name=session.name,
-                          resumed=resumed, limits=self.config.limits(), account=account))
+                          resumed=resumed, limits=self.config.limits(), account=account,
+                          nodes=None if lobby.cluster is None else lobby.cluster.addresses()))
         self.log_volume.info(log, self.address, "connection %s: session %s (%s) %s", self.peer,
                              session.id, session.name, "resumed" if resumed else "started")
         return True

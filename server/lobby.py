@@ -27,6 +27,7 @@ from protocol.errors import LocalProtocolError, Refusal, RemoteProtocolError
 from server import ratings, records, tokens
 from server.account_requests import ACCOUNT_ROUTES
 from server.accounts import AccountError, Accounts
+from server.cluster.node import ClusterNode
 from server.config import ServerConfig
 from server.direct import DIRECT
 from server.listing import Listing
@@ -65,6 +66,8 @@ class Lobby:
     def __init__(self, config: ServerConfig, store: Store) -> None:
         self.config = config
         self.store = store
+        #: this node of a cluster (None: a single server); set before :meth:`start`
+        self.cluster: ClusterNode | None = None
         self.sessions: dict[str, Session] = {}
         self.matches: dict[str, Match] = {}
         #: game -> the players waiting in the casual queue, oldest first
