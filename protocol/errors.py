@@ -169,6 +169,16 @@ CODES: dict[str, CodeInfo] = {
         "reason)"),
     "server_shutdown": CodeInfo(
         _N, True, "the server is shutting down (as a `bye` reason)"),
+    # --- cluster mode (docs/cluster.md) ---
+    "unavailable": CodeInfo(
+        _N, False, "cluster mode: Redis did not answer; the request was not carried out "
+        "(nothing of it was acknowledged; `create`/`queue` are refused while Redis is "
+        "unreachable); retry after a while"),
+    "match_moved": CodeInfo(
+        _N, False, "cluster mode: another node runs the match now (this node was presumed "
+        "dead and its matches were adopted); the request was not carried out. As a `bye` "
+        "reason: the connection closes; reconnect and resume (on any node) to reach the "
+        "match"),
     "internal_error": CodeInfo(
         _L, False, "the server failed handling this request (a bug, logged); retrying may "
         "work"),

@@ -77,11 +77,11 @@ class Lobby(Protocol):
     async def authenticate(self, name: str, auth: dict[str, Any] | None,
                            address: str) -> tuple[str, AccountRecord | None, str | None]: ...
 
-    def new_session(self, name: str, account: AccountRecord | None = None,
-                    api_token: str | None = None,
-                    address: str = ...) -> tuple[Session, str]: ...
+    async def new_session(self, name: str, account: AccountRecord | None = None,
+                          api_token: str | None = None,
+                          address: str = ...) -> tuple[Session, str]: ...
 
-    def resume(self, token: str, address: str = ...) -> Session: ...
+    async def resume(self, token: str, address: str = ...) -> Session: ...
 
     async def attach(self, session: Session, client: Outbox,
                      replace: Callable[[Any], None] | None = None) -> None: ...
@@ -322,12 +322,13 @@ class ClientConnection:
             version = negotiate(hello.protocol)
             resumed = hello.resume is not None
             if hello.resume is not None:
-                session = lobby.resume(hello.resume, self.address)
+                session = await lobby.resume(hello.resume, self.address)
                 token = hello.resume
             else:
                 name, account, via = await lobby.authenticate(hello.name, hello.auth,
                                                               self.host)
-                session, token = lobby.new_session(name, account, via, address=self.address)
+                session, token = await lobby.new_session(name, account, via,
+                                                        address=self.address)
         except ProtocolError as exc:
             _log_if_ours(exc, "handshake")
             self._close(exc.to_event(hello.id), f"handshake failed: {exc.code}")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+import coredis
 import trio
 
 from engine import fairness
@@ -27,19 +28,22 @@ from protocol.errors import LocalProtocolError, Refusal, RemoteProtocolError
 from server import ratings, records, tokens
 from server.account_requests import ACCOUNT_ROUTES
 from server.accounts import AccountError, Accounts
+from server.cluster.adoption import Adoption
+from server.cluster.journal import JournalError, RedisJournal
 from server.cluster.node import ClusterNode
+from server.cluster.sessions import RedisSessions, SessionStore, StoreSessions
 from server.config import ServerConfig
 from server.direct import DIRECT
 from server.listing import Listing
 from server.match import commands as cmd
 from server.match.bots import BotPool, strategy_names
-from server.match.commit import GroupCommit
-from server.match.task import Match, MatchClosed, MatchContext
+from server.match.commit import AwaitedCommit, GroupCommit
+from server.match.task import UNAVAILABLE_MESSAGE, Match, MatchClosed, MatchContext
 from server.profiles import player_extras
 from server.quotas import NO_ADDRESS, Counts, Quotas
 from server.replay import ReplayError
 from server.session import Outbox, Session
-from server.store import AccountRecord, DamagedMatch, Store
+from server.store import AccountRecord, DamagedMatch, JournalEntry, MatchRecord, Store
 
 log = logging.getLogger("cardserver.lobby")
 
@@ -47,6 +51,8 @@ log = logging.getLogger("cardserver.lobby")
 PAIRING_INTERVAL = 1.0
 #: Finished matches whose last snapshot a resumed session is sent (the newest ones).
 RESUME_FINISHED = 10
+#: The refusal of what cluster mode does not offer (docs/cluster.md, "Accounts").
+CLUSTER_ONLY_GUESTS = "not available in cluster mode"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +74,11 @@ class Lobby:
         self.store = store
         #: this node of a cluster (None: a single server); set before :meth:`start`
         self.cluster: ClusterNode | None = None
+        #: where sessions and resume tokens live (Redis in cluster mode: set by start)
+        self.session_store: SessionStore = StoreSessions(store, config.session_ttl)
+        #: cluster mode: the match journals in Redis, and adoption (set by start)
+        self.journal: RedisJournal | None = None
+        self.adoption: Adoption | None = None
         self.sessions: dict[str, Session] = {}
         self.matches: dict[str, Match] = {}
         #: game -> the players waiting in the casual queue, oldest first
@@ -105,6 +116,9 @@ class Lobby:
         self._nursery = nursery
         await nursery.start(self.ctx.bots.run)
         nursery.start_soon(self._pairing_loop)
+        if self.cluster is not None:
+            await self._start_cluster(nursery, self.cluster)
+            return
         assert self.ctx.commits is not None
         nursery.start_soon(self.ctx.commits.run)
         for match_id in self.store.unfinished_match_ids():
@@ -120,6 +134,56 @@ class Lobby:
             log.error("%d stored match(es) skipped as damaged: %s", len(self.damaged),
                       ", ".join(sorted(self.damaged)))
         nursery.start_soon(self._sweep_sessions)
+
+    async def _start_cluster(self, nursery: trio.Nursery, node: ClusterNode) -> None:
+        """Cluster mode: sessions and match journals in Redis, the awaited group
+        commit, and adoption (this node's previous incarnation's matches first)."""
+        self.journal = RedisJournal(node.redis, node.name)
+        self.session_store = RedisSessions(node.redis, node.name, self.config.session_ttl,
+                                           nursery)
+        self.ctx.commits = AwaitedCommit(self.store, self.journal, DIRECT)
+        self.ctx.on_moved = partial(self.close_session, reason="match_moved",
+                                    message="a match of this session is now run by another "
+                                    "node: resume to reach it")
+        nursery.start_soon(self.ctx.commits.run)
+        self.adoption = Adoption(node, self.journal, self)
+        await self.adoption.start(nursery)
+        nursery.start_soon(self._keep_sessions)
+
+    async def _keep_sessions(self) -> None:
+        """Cluster mode: every ``session_sweep_interval``, mark every session this
+        node holds as seen (Redis expires the others ``session_ttl`` after their
+        last sight, so no sweep deletes them)."""
+        while True:
+            await trio.sleep(self.config.session_sweep_interval)
+            try:
+                await self.session_store.touch(list(self.sessions), time.time())
+            except Exception as exc:
+                log.warning("cannot touch this node's sessions: %s", exc)
+
+    def local_matches(self) -> dict[str, int]:
+        """Cluster mode: every match this node runs -> the epoch it owns it at."""
+        return {m.id: m.epoch for m in self.matches.values() if not m.closed}
+
+    async def adopt_match(self, rec: MatchRecord, rows: list[JournalEntry],
+                          epoch: int) -> None:
+        """Cluster mode: run a match taken over from a dead node (its rows replayed,
+        every digest checked), owned at ``epoch``.
+
+        Raises:
+            ReplayError, RuleError, ...: the rows do not replay.
+        """
+        assert self._nursery is not None
+        match = Match.restore(self.ctx, rec, self._session_for, rows, epoch)
+        self.matches[match.id] = match
+        self.listing.changed()
+        await self._nursery.start(match.run)
+
+    def fence_off(self, match_id: str) -> None:
+        """Cluster mode: another node owns ``match_id`` now: stop it here."""
+        match = self.matches.get(match_id)
+        if match is not None:
+            match.fence_off()
 
     async def _sweep_sessions(self) -> None:
         """Every ``session_sweep_interval``: delete the stored sessions idle past
@@ -159,6 +223,8 @@ class Lobby:
         return session
 
     def _account_of(self, session_id: str) -> AccountRecord | None:
+        if self.cluster is not None:
+            return None  # cluster mode: guests only
         account = self.store.session_account(session_id)
         return None if account is None else self.store.account(account)
 
@@ -196,6 +262,8 @@ class Lobby:
                 ``bad_credentials``, ``rate_limited``; RemoteProtocolError:
                 ``bad_message`` (``auth`` with neither or both of its fields).
         """
+        if auth is not None and self.cluster is not None:
+            raise Refusal("not_supported", f"accounts are {CLUSTER_ONLY_GUESTS}", "auth")
         try:
             if auth is None:
                 return self.accounts.check_guest_name(name), None, None
@@ -218,9 +286,9 @@ class Lobby:
         session = self.sessions.get(session_id)
         return session is not None and session.connected
 
-    def new_session(self, name: str, account: AccountRecord | None = None,
-                    api_token: str | None = None,
-                    address: str = NO_ADDRESS) -> tuple[Session, str]:
+    async def new_session(self, name: str, account: AccountRecord | None = None,
+                          api_token: str | None = None,
+                          address: str = NO_ADDRESS) -> tuple[Session, str]:
         """A new session and its resume token (only the token's hash is stored);
         with ``account``, logged in as it (and named as the account is), through
         the API token ``api_token`` (its id) if given.
@@ -229,7 +297,8 @@ class Lobby:
             address: the client's address (the host part of its peer).
 
         Raises:
-            Refusal: ``too_many_handshakes`` (the address's handshake limits).
+            Refusal: ``too_many_handshakes`` (the address's handshake limits);
+                ``unavailable`` (cluster mode: Redis did not store it).
             StoreError: the store refused it.
         """
         self.quotas.admit_handshake(address, self._live)
@@ -237,26 +306,32 @@ class Lobby:
             name = account.name
         token = tokens.new_token()
         session = Session(tokens.new_session_id(), name, account)
-        self.store.create_session(session.id, tokens.hash_token(token), name, time.time())
+        try:
+            await self.session_store.create(session.id, tokens.hash_token(token), name,
+                                            time.time())
+        except (coredis.exceptions.RedisError, OSError) as exc:
+            raise _unavailable("hello") from exc
         if account is not None:
             self.store.link_session(session.id, account.id, api_token)
         self.sessions[session.id] = session
         self.quotas.bind(session.id, address)
         return session, token
 
-    def resume(self, token: str, address: str = NO_ADDRESS) -> Session:
-        """The session a resume token belongs to.
+    async def resume(self, token: str, address: str = NO_ADDRESS) -> Session:
+        """The session a resume token belongs to (in cluster mode: of any node).
 
         Raises:
             Refusal: ``too_many_handshakes`` (the address's handshake limits);
-                ``bad_token`` for an unknown or expired token.
+                ``bad_token`` for an unknown or expired token; ``unavailable``
+                (cluster mode: Redis did not answer).
         """
         self.quotas.admit_handshake(address, self._live)
-        rec = self.store.find_session(tokens.hash_token(token))
-        now = time.time()
-        if rec is None or now - rec.last_seen > self.config.session_ttl:
+        try:
+            rec = await self.session_store.find(tokens.hash_token(token), time.time())
+        except (coredis.exceptions.RedisError, OSError) as exc:
+            raise _unavailable("resume") from exc
+        if rec is None:
             raise Refusal("bad_token", "unknown or expired resume token", "resume")
-        self.store.touch_session(rec.id, now)
         session = self._session_for(rec.id, rec.name)
         session.name = rec.name
         session.account = self._account_of(rec.id)
@@ -307,10 +382,7 @@ class Lobby:
             match = self.matches.get(match_id)
             if match is not None:
                 match.detach(session)
-        try:
-            self.store.touch_session(session.id, time.time())
-        except Exception:
-            log.exception("cannot record the end of session %s", session.id)
+        self.session_store.touch_soon(session.id, time.time())
         self._forget_if_idle(session)
 
     # -- requests ---------------------------------------------------------
@@ -325,6 +397,8 @@ class Lobby:
                 request (the caller sends either as an error).
         """
         mtype = msg["type"]
+        if self.cluster is not None and mtype in CLUSTER_UNSUPPORTED:
+            raise Refusal("not_supported", f"{mtype} is {CLUSTER_ONLY_GUESTS}", "type")
         route = LOBBY_ROUTES.get(mtype)
         if route is not None:
             await route(self, session, msg.get("id"), msg)
@@ -419,8 +493,7 @@ class Lobby:
         self._ok(session, rid, matches=[m.summary() for m in page], queues=queues,
                  rated_queues=rated, **fields)
 
-    @staticmethod
-    def _game_and_options(msg: dict[str, Any]) -> tuple[str, dict[str, Any], bool]:
+    def _game_and_options(self, msg: dict[str, Any]) -> tuple[str, dict[str, Any], bool]:
         """The request's game, its normalized options and whether it asks for a rated
         match (``rated: true``, as a field or among the options)."""
         try:
@@ -432,6 +505,8 @@ class Lobby:
         if not isinstance(rated, bool):
             raise Refusal("bad_option", "rated is true or false", "options.rated")
         rated = rated or bool(msg.get("rated"))
+        if rated and self.cluster is not None:
+            raise Refusal("not_supported", f"rated matches are {CLUSTER_ONLY_GUESTS}", "rated")
         try:
             options = game.normalize_options(options)
         except RuleError as exc:
@@ -530,7 +605,13 @@ class Lobby:
         await self._run(match)
 
     async def _launch(self, match: Match) -> None:
-        match.store_new()
+        if self.journal is None:
+            match.store_new()
+        else:
+            try:
+                await match.store_new_in(self.journal)
+            except JournalError as exc:
+                raise _unavailable("type") from exc
         self.matches[match.id] = match
         self.listing.changed()
 
@@ -542,6 +623,8 @@ class Lobby:
         game, options, rated = self._game_and_options(msg)
         if game in session.queued:
             raise Refusal("already_seated", f"you already wait in a {game} queue", "game")
+        if self.journal is not None and not self.journal.available:
+            raise _unavailable("type")
         if rated:
             entry = self._waiting(session, options, msg)
             self.rated_seeds[(game, session.id)] = entry
@@ -670,6 +753,11 @@ class Lobby:
             raise Refusal("no_such_match", f"match {match.id} is closed", "match") from None
 
 
+def _unavailable(field: str) -> Refusal:
+    """Cluster mode: Redis did not answer (protocol/errors.py ``unavailable``)."""
+    return Refusal("unavailable", UNAVAILABLE_MESSAGE, field)
+
+
 def _same_account(a: Session, b: Session) -> bool:
     """Two sessions of one account (never paired with each other)."""
     return a.account is not None and b.account is not None and a.account.id == b.account.id
@@ -695,6 +783,11 @@ LOBBY_ROUTES: dict[str, _Route] = {
     "record": Lobby._record,
     **ACCOUNT_ROUTES,
 }
+
+#: Requests cluster mode refuses (``not_supported``): accounts, ratings and the
+#: records of finished matches live in each node's own SQLite file, so they would
+#: differ from node to node (docs/cluster.md, "Accounts").
+CLUSTER_UNSUPPORTED = frozenset({*ACCOUNT_ROUTES, "records", "record"})
 
 #: Requests about one match (``msg["match"]``): message type -> the command its task runs.
 MATCH_COMMANDS: dict[str, Callable[[Session, dict[str, Any]], cmd.Request]] = {

@@ -25,6 +25,16 @@ requester's reply first, then the rest of the broadcast, all before returning
 (nothing interleaves); every eighth goes through the committer again, and a batch
 of more than one brings grouping back. Without a running committer
 (:meth:`GroupCommit.run`) every command commits at once.
+
+In cluster mode (docs/cluster.md) the rows go to the match journals in Redis
+instead, which is a round trip away: :class:`AwaitedCommit` has the same
+``submit`` and carries out committed effects the same way, but never commits in
+the reader's task. Its committer sends one pass's writes of every match in one
+pipelined round trip (one fenced script per match, :mod:`server.cluster.journal`)
+and carries out nothing before Redis has answered; a match whose write was
+fenced or failed has its command rolled back as a failed SQLite commit is, and
+nothing of it is acknowledged. The lobby chooses one of the two at start; the
+SQLite path is the same code as without a cluster.
 """
 
 from __future__ import annotations
@@ -68,6 +78,25 @@ class Match(Protocol):
     def carry_out(self, fx: Effects) -> None:
         """Send the messages of committed effects, offer bots, arm timers."""
 
+    def journal_batch(self, fx: Effects) -> Any:
+        """Cluster mode: ``fx``'s writes as one fenced script's batch
+        (:class:`server.cluster.journal.MatchBatch`)."""
+
+    def committed(self, fx: Effects) -> None:
+        """Cluster mode: ``fx``'s writes are in Redis."""
+
+    def commit_refused(self, item: Pending) -> bool:
+        """Cluster mode: ``item``'s writes were fenced or failed (``item.outcome``):
+        roll its command back and tell its requester; True when its effects are
+        to be carried out all the same (only timers failed to store)."""
+
+
+class Journal(Protocol):
+    """Where :class:`AwaitedCommit` writes (:class:`server.cluster.journal.RedisJournal`)."""
+
+    async def commit(self, batches: list[Any]) -> None:
+        """Write every batch in one round trip; set each one's ``outcome``."""
+
 
 @dataclass(slots=True)
 class Pending:
@@ -77,6 +106,8 @@ class Pending:
     session: Session | None
     command: Any
     fx: Effects
+    #: cluster mode: the journal's answer (``ok``, ``fenced``, ``unavailable``, ...)
+    outcome: str = ""
 
 
 class GroupCommit:
@@ -88,6 +119,9 @@ class GroupCommit:
         collect: a context manager around carrying out a committed command's
             effects; what they send is written at its end (``server.direct.DIRECT``).
     """
+
+    #: False: commands commit synchronously (SQLite), :meth:`flush` commits them
+    deferred = False
 
     def __init__(self, store: Store,
                  collect: AbstractContextManager[None] | None = None) -> None:
@@ -189,3 +223,86 @@ def _build_rest(match: Match, fx: Effects) -> Effects | None:
     except Exception:
         log.exception("match %s: building a broadcast failed", match.id)
         return None
+
+
+#: The outcome of a committed item (:data:`server.cluster.journal.OK`).
+COMMITTED = "ok"
+
+
+class AwaitedCommit(GroupCommit):
+    """The group commit of cluster mode: every command's writes go to ``journal``
+    (Redis) from the committer task, one round trip per batch; see the module
+    docstring. Requires :meth:`run`.
+
+    Args:
+        journal: the match journals (:class:`server.cluster.journal.RedisJournal`).
+        collect: as for :class:`GroupCommit`.
+    """
+
+    #: True: committing waits on a round trip; callers await :meth:`commit`/:meth:`settle`
+    deferred = True
+
+    def __init__(self, store: Store, journal: Journal,
+                 collect: AbstractContextManager[None] | None = None) -> None:
+        super().__init__(store, collect)
+        self.journal = journal
+        #: set (and replaced) after each batch has been carried out
+        self._done = trio.Event()
+
+    async def run(self) -> None:
+        """The committer: one batch (everything pending) per round trip."""
+        self._running = True
+        try:
+            while True:
+                if not self.pending:
+                    await self._wake.wait()
+                    self._wake = trio.Event()
+                batch, self.pending = self.pending, []
+                await self._commit(batch)
+                done, self._done = self._done, trio.Event()
+                done.set()
+        finally:
+            self._running = False
+
+    def submit(self, match: Match, session: Session | None, command: Any, fx: Effects) -> None:
+        """Queue ``fx`` for the next batch; its effects are carried out once Redis has
+        stored its writes (never in the caller's task)."""
+        match.uncommitted = True
+        self.pending.append(Pending(match, session, command, fx))
+        if len(self.pending) == 1:
+            self._wake.set()
+
+    def flush(self) -> None:
+        """Nothing: commands commit only in the committer (await :meth:`settle`)."""
+
+    async def settle(self, match: Match) -> None:
+        """Return once nothing of ``match`` waits for a commit."""
+        while match.uncommitted:
+            await self._done.wait()
+
+    async def commit(self, match: Match, session: Session | None, command: Any,
+                     fx: Effects) -> bool:
+        """Commit ``fx`` with the next batch and wait for it; True when it was
+        committed (and carried out), False when refused (rolled back, requester told)."""
+        self.submit(match, session, command, fx)
+        item = self.pending[-1]
+        await self.settle(match)
+        return item.outcome == COMMITTED
+
+    async def _commit(self, batch: list[Pending]) -> None:
+        writing = [item for item in batch if item.fx.writes or item.fx.members]
+        batches = [item.match.journal_batch(item.fx) for item in writing]
+        self.batches += 1
+        self.commands += len(batch)
+        await self.journal.commit(batches)
+        for item, written in zip(writing, batches, strict=True):
+            item.outcome = written.outcome
+        for item in batch:
+            item.match.uncommitted = False
+            if not item.outcome:
+                item.outcome = COMMITTED
+            if item.outcome == COMMITTED:
+                item.match.committed(item.fx)
+                self._carry_out(item)
+            elif item.match.commit_refused(item):
+                self._carry_out(item)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from protocol.events import Event
-from server.store import JournalEntry, RatingChange, SeatRecord
+from server.store import JournalEntry, RatingChange, SeatRecord, SeatTimers
 
 #: The recipient that means "every connected spectator" (one public snapshot).
 SPECTATORS = "spectators"
@@ -126,3 +126,10 @@ class Effects:
     def journal(self) -> list[JournalEntry]:
         """The journal rows among the writes, in order."""
         return [w.entry for w in self.writes if isinstance(w, AppendJournal)]
+
+
+def wall_timers(left: TimersLeft, wall: float) -> tuple[SeatTimers, ...]:
+    """Seconds left -> wall-clock deadlines at ``wall`` (as stored)."""
+    return tuple(SeatTimers(seat, None if turn is None else wall + turn,
+                            None if grace is None else wall + grace, timeouts)
+                 for seat, turn, grace, timeouts in left)

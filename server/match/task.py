@@ -50,10 +50,11 @@ import trio
 
 from engine.core import State
 from protocol.errors import ProtocolError
+from server.cluster import journal as redis_journal
 from server.config import ServerConfig
 from server.match import commands as cmd
 from server.match.bots import BotClosed, BotDriver, BotPool
-from server.match.commit import GroupCommit
+from server.match.commit import AwaitedCommit, GroupCommit, Pending
 from server.match.core import MatchCore, Rules, SeatState
 from server.match.effects import (
     SPECTATORS,
@@ -66,12 +67,16 @@ from server.match.effects import (
     SaveWatcher,
     TimersLeft,
     Write,
+    wall_timers,
 )
 from server.profiles import player_extras
 from server.session import Session
-from server.store import MatchRecord, RatingChange, SeatTimers, Store
+from server.store import JournalEntry, MatchRecord, RatingChange, SeatTimers, Store
 
 log = logging.getLogger("cardserver.match")
+
+#: The message of ``unavailable`` (protocol/errors.py).
+UNAVAILABLE_MESSAGE = "cluster mode: Redis did not answer; the request was not carried out"
 
 
 @dataclass(slots=True)
@@ -92,6 +97,9 @@ class MatchContext:
     admit: Callable[[str, cmd.Request], None] = lambda session_id, command: None
     #: a session left a seat or stopped watching (the lobby forgets it if idle)
     on_left: Callable[[Session], None] = lambda session: None
+    #: cluster mode: a connected session of a match this node no longer owns (the
+    #: lobby closes its connection with ``bye match_moved``, so that it resumes)
+    on_moved: Callable[[Session], None] = lambda session: None
 
 
 def replace_match(exc: ProtocolError, match_id: str) -> ProtocolError:
@@ -132,6 +140,14 @@ class Match:
         self._busy = False
         #: a command handled here waits in the group commit (server.match.commit)
         self.uncommitted = False
+        #: cluster mode: the fencing epoch this node owns the match at
+        self.epoch = 0
+        #: cluster mode: the journal rows Redis holds (a failed commit rolls back to
+        #: them); None on a single server (the store holds them)
+        self.rows: list[JournalEntry] | None = None
+        #: cluster mode: a commit failed without a known outcome; the next one cuts
+        #: Redis's journal back to :attr:`rows` and rewrites the whole record
+        self._resync = False
 
     # -- construction ---------------------------------------------------------
 
@@ -150,19 +166,29 @@ class Match:
 
     @classmethod
     def restore(cls, ctx: MatchContext, rec: MatchRecord,
-                session_for: Callable[[str, str], Session]) -> Match:
-        """Rebuild a stored, unfinished match by replaying its journal through the core.
+                session_for: Callable[[str, str], Session],
+                journal: list[JournalEntry] | None = None, epoch: int = 0) -> Match:
+        """Rebuild a stored, unfinished match by replaying its journal through the core
+        (every row's digest checked).
+
+        Args:
+            journal: cluster mode: the match's rows as Redis holds them, owned at
+                ``epoch`` (None: read them from the store).
 
         Raises:
             server.replay.ReplayError: the journal does not replay.
         """
-        core = MatchCore.restore(rec, ctx.store.journal(rec.id), Rules.from_config(ctx.config),
-                                 wall=ctx.wall())
+        rows = ctx.store.journal(rec.id) if journal is None else journal
+        core = MatchCore.restore(rec, rows, Rules.from_config(ctx.config), wall=ctx.wall())
         match = cls(ctx, core)
+        if journal is not None:
+            match.rows, match.epoch = list(journal), epoch
         for seat in core.seats:
             if seat.session is not None:
                 session = session_for(seat.session, seat.name or "?")
                 session.seats.add((match.id, seat.index))
+                if journal is not None:
+                    continue  # cluster mode: no accounts
                 account = ctx.store.session_account(seat.session)
                 if account is not None:
                     core.set_account(seat.index, account,
@@ -217,11 +243,31 @@ class Match:
         try:
             self.ctx.store.create_match(rec)
         except Exception:
-            for seat in self.core.seats:
-                session = self.ctx.sessions.get(seat.session or "")
-                if session is not None:
-                    session.seats.discard((self.id, seat.index))
+            self._unseat_all()
             raise
+
+    async def store_new_in(self, journal: Any) -> None:
+        """Cluster mode: claim this new match for this node and store it in Redis
+        (``journal``: :class:`server.cluster.journal.RedisJournal`); when that fails
+        its sessions no longer sit in it.
+
+        Raises:
+            server.cluster.journal.JournalError: Redis did not store it.
+        """
+        rec = self.core.record()
+        rec.watchers.clear()
+        try:
+            self.epoch = await journal.create(rec)
+        except Exception:
+            self._unseat_all()
+            raise
+        self.rows = []
+
+    def _unseat_all(self) -> None:
+        for seat in self.core.seats:
+            session = self.ctx.sessions.get(seat.session or "")
+            if session is not None:
+                session.seats.discard((self.id, seat.index))
 
     # -- the public face ------------------------------------------------------
 
@@ -356,7 +402,18 @@ class Match:
         """
         if self.closed:
             return
+        if self.ctx.commits is not None and self.ctx.commits.deferred:
+            # cluster mode: nothing runs through the core before its commit is known
+            if self._nursery is not None:
+                self._nursery.start_soon(self._submit_quietly, cmd.Detach(session.id))
+            return
         self._run_core(None, cmd.Detach(session.id))
+
+    async def _submit_quietly(self, command: cmd.Command) -> None:
+        try:
+            await self.submit(command)
+        except MatchClosed:
+            pass
 
     # -- the task -------------------------------------------------------------
 
@@ -414,6 +471,9 @@ class Match:
     async def _apply(self, session: Session | None, command: cmd.Command) -> None:
         """Run ``command`` through the core and carry out its effects; the rest of a
         broadcast after two scheduler passes (never lost to a cancellation)."""
+        if self.ctx.commits is not None and self.ctx.commits.deferred:
+            await self._apply_awaited(session, command)
+            return
         fx = self._run_core(session, command)
         if fx is None or fx.later is None:
             return
@@ -427,6 +487,25 @@ class Match:
                 log.exception("match %s: building a broadcast failed", self.id)
                 return
             self.carry_out(rest)
+        finally:
+            self._busy = False
+
+    async def _apply_awaited(self, session: Session | None, command: cmd.Command) -> None:
+        """Cluster mode: ``command`` through the core once this match's earlier
+        commands are committed; its effects with the next batch of the group commit,
+        which carries them out once Redis has stored them (or rolls them back)."""
+        commits = self.ctx.commits
+        assert isinstance(commits, AwaitedCommit)
+        self._busy = True  # nothing of this match through the fast path meanwhile
+        try:
+            await commits.settle(self)
+            noted = self._note(session, command)
+            if noted is None:
+                return
+            session, command = noted
+            fx = self._handled(session, command)
+            if fx is not None:
+                await commits.commit(self, session, command, fx)
         finally:
             self._busy = False
 
@@ -497,12 +576,76 @@ class Match:
     @staticmethod
     def _wall_timers(left: TimersLeft, wall: float) -> tuple[SeatTimers, ...]:
         """Seconds left -> wall-clock deadlines (as stored)."""
-        return tuple(SeatTimers(seat, None if turn is None else wall + turn,
-                                None if grace is None else wall + grace, timeouts)
-                     for seat, turn, grace, timeouts in left)
+        return wall_timers(left, wall)
+
+    # -- cluster mode: the journal in Redis (server.cluster.journal) -----------
+
+    def journal_batch(self, fx: Effects) -> redis_journal.MatchBatch:
+        """``fx``'s writes as this match's part of a batch: fenced at :attr:`epoch`,
+        after the :attr:`rows` Redis holds (cut back to them first after a failure)."""
+        assert self.rows is not None
+        resync = None
+        if self._resync:
+            resync = self.core.record()
+            self.core.timers_unsaved()
+        return redis_journal.MatchBatch(self.id, self.epoch, len(self.rows), fx.writes, fx.members,
+                          self.ctx.wall(), resync)
+
+    def committed(self, fx: Effects) -> None:
+        """``fx``'s writes are in Redis."""
+        assert self.rows is not None
+        self.rows += fx.journal
+        self._resync = False
+        if self._failures:
+            log.info("match %s: Redis takes writes again after %d failure(s)", self.id,
+                     self._failures)
+            self._failures, self._hold_until = 0, None
+
+    def commit_refused(self, item: Pending) -> bool:
+        """``item``'s writes were not committed: fenced (this node no longer owns
+        the match: it stops here, its players are told ``match_moved``), or Redis
+        failed (rolled back, the requester told ``unavailable``; timers alone are
+        carried out and stored again with the next change). True: carry ``item``
+        out all the same."""
+        if item.outcome == redis_journal.FENCED:
+            self._tell_failed(item.session, item.command, "match_moved",
+                              "this match is now run by another node: resume to reach it")
+            self.fence_off()
+            return False
+        self._resync = True
+        if all(isinstance(w, SaveTimers) for w in item.fx.writes):
+            log.warning("match %s: cannot store its timers (%s); trying again with the next "
+                        "change", self.id, item.outcome)
+            self.core.timers_unsaved()
+            return True
+        self._commit_failed(item.fx.writes, item.session, item.command, "unavailable",
+                            UNAVAILABLE_MESSAGE)
+        return False
+
+    def fence_off(self) -> None:
+        """This node no longer owns the match: end its task here (it writes nothing
+        more) and close the connections of its players here with ``bye match_moved``."""
+        if self.closed:
+            return
+        log.warning("match %s: fenced off (another node owns it now); stopping it here",
+                    self.id)
+        self.closed = True
+        for session, _ in self.members():
+            if session.connected:
+                self.ctx.on_moved(session)
+        for driver in self._drivers.values():
+            driver.stop()
+        self._close = True
+        if self._nursery is not None:
+            self._nursery.cancel_scope.cancel()
+
+    def _journal_rows(self) -> list[JournalEntry]:
+        """The rows committed so far: the store's, or in cluster mode Redis's."""
+        return self.ctx.store.journal(self.id) if self.rows is None else list(self.rows)
 
     def _commit_failed(self, writes: list[Write], session: Session | None,
-                       command: cmd.Command) -> None:
+                       command: cmd.Command, code: str = "internal_error",
+                       message: str = "the server failed handling this request") -> None:
         """Roll the core back after a failed commit; tell the requester, or try a
         server-driven change again after the backoff."""
         delay = min(self.ctx.config.store_retry_max,
@@ -516,10 +659,10 @@ class Match:
                         self.id, self._failures, delay)
         journaled = any(isinstance(w, AppendJournal) for w in writes)
         try:
-            self.core.rollback(self.ctx.store.journal(self.id) if journaled else None)
+            self.core.rollback(self._journal_rows() if journaled else None)
         except Exception:
             log.exception("match %s: cannot reload the journal", self.id)
-        self._internal_error(session, command)
+        self._tell_failed(session, command, code, message)
         if session is None:
             # Nobody will ask again: a bot's move is submitted again, a timer's due
             # change fires again (every timer waits for the backoff).
@@ -536,9 +679,13 @@ class Match:
             pass
 
     def _internal_error(self, session: Session | None, command: cmd.Command) -> None:
+        self._tell_failed(session, command, "internal_error",
+                          "the server failed handling this request")
+
+    def _tell_failed(self, session: Session | None, command: cmd.Command, code: str,
+                     message: str) -> None:
         if session is not None and isinstance(command, cmd.Request):
-            session.push(ProtocolError("internal_error", "the server failed handling this "
-                                       "request", match=self.id).to_event(command.rid))
+            session.push(ProtocolError(code, message, match=self.id).to_event(command.rid))
 
     def carry_out(self, fx: Effects) -> None:
         """Membership, messages, bots, close and the next deadline of ``fx``."""

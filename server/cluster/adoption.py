@@ -1,0 +1,226 @@
+"""Adoption of a dead node's matches, and fencing of this node's when it was presumed dead.
+
+:class:`Adoption` scans ``cs:unfinished`` once at start (taking over, too, the
+matches of this node's previous incarnation: a restart under the same name),
+whenever the :class:`~server.cluster.nodes.NodeRegistry` reports nodes gone,
+and when a ``left`` notice arrives on ``cs:all``. Each match whose owner's lease
+is gone is claimed with :func:`server.cluster.ownership.adopt` (epoch + 1: one
+node wins), loaded from Redis, rebuilt by replaying its journal (every digest
+checked, the same replay as a restart on one node), started, and announced as
+``{t: "adopted", match, node}`` on ``cs:all``.
+
+When this node's lease renewal finds the lease gone (it was paused or cut off
+longer than ``--node-lease``), :meth:`Adoption.check_owners` looks at the owner
+record of every match it runs and fences off those it no longer owns.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Protocol
+
+import coredis
+import msgpack
+import trio
+
+from server.cluster import keys
+from server.cluster.journal import RedisJournal
+from server.cluster.node import ClusterNode
+from server.cluster.ownership import adopt
+from server.store import JournalEntry, MatchRecord
+
+log = logging.getLogger("cardserver.cluster")
+
+#: Seconds between two tries of a scan that failed (Redis unreachable).
+RETRY = 0.5
+
+
+class Host(Protocol):
+    """What adoption needs of the lobby."""
+
+    def local_matches(self) -> dict[str, int]:
+        """Every match this node runs: id -> the epoch it owns it at."""
+
+    async def adopt_match(self, rec: MatchRecord, rows: list[JournalEntry],
+                          epoch: int) -> None:
+        """Rebuild the match from its rows, owned at ``epoch``, and start its task.
+
+        Raises:
+            Exception: the rows do not replay (the match stays owned, unstarted).
+        """
+
+    def fence_off(self, match_id: str) -> None:
+        """Stop the local match ``match_id``: another node owns it now."""
+
+
+class Adoption:
+    """This node's adoption scans and ownership checks (see the module docstring)."""
+
+    def __init__(self, node: ClusterNode, journal: RedisJournal, host: Host) -> None:
+        self.node = node
+        self.redis = node.redis
+        self.journal = journal
+        self.host = host
+        self._wake = trio.Event()
+        self._check = trio.Event()
+        #: the matches adopted so far, and how long each took from the scan's start
+        #: (seconds), for logs and tests
+        self.adopted: dict[str, float] = {}
+
+    async def start(self, nursery: trio.Nursery) -> None:
+        """Adopt what is due now (this node's previous incarnation's matches too),
+        then watch for nodes that go and for this node's own lost lease."""
+        try:
+            await self.scan(own=True)
+        except (coredis.exceptions.RedisError, OSError) as exc:
+            log.warning("adoption scan at start failed: %s; trying again", exc)
+            self._wake.set()
+        registry = self.node.registry
+        registry.on_nodes_gone = self._nodes_gone
+        registry.on_lease_lost = self._lease_lost
+        nursery.start_soon(self._scans)
+        nursery.start_soon(self._checks)
+        nursery.start_soon(self._listen)
+
+    def _nodes_gone(self, names: set[str]) -> None:
+        log.info("node(s) %s gone: scanning for their matches", ", ".join(sorted(names)))
+        self._wake.set()
+
+    def _lease_lost(self) -> None:
+        self._check.set()
+
+    async def _scans(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake = trio.Event()
+            try:
+                await self.scan(own=False)
+            except (coredis.exceptions.RedisError, OSError) as exc:
+                log.warning("adoption scan failed: %s; trying again", exc)
+                await trio.sleep(RETRY)
+                self._wake.set()
+
+    async def _checks(self) -> None:
+        while True:
+            await self._check.wait()
+            self._check = trio.Event()
+            try:
+                await self.check_owners()
+            except (coredis.exceptions.RedisError, OSError) as exc:
+                log.warning("ownership check failed: %s; trying again", exc)
+                await trio.sleep(RETRY)
+                self._check.set()
+
+    async def _listen(self) -> None:
+        """``left`` notices on ``cs:all`` start a scan at once (a clean shutdown)."""
+        while True:
+            try:
+                pubsub = self.redis.pubsub(channels=[keys.ALL])
+                async with pubsub:
+                    async for message in pubsub:
+                        if message.get("type") != "message":
+                            continue
+                        try:
+                            notice = msgpack.unpackb(message["data"], raw=False)
+                        except (ValueError, msgpack.ExtraData):
+                            continue
+                        if (isinstance(notice, dict) and notice.get("t") == "left"
+                                and notice.get("node") != self.node.name):
+                            self._wake.set()
+            except (coredis.exceptions.RedisError, OSError) as exc:
+                log.warning("listening on %s failed: %s; again in %.1f s", keys.ALL, exc,
+                            RETRY)
+            await trio.sleep(RETRY)
+
+    async def scan(self, *, own: bool) -> list[str]:
+        """Adopt every unfinished match whose owner's lease is gone (``own``: and
+        those still owned by this node's name that it does not run: a previous
+        incarnation's); the ids adopted.
+
+        Raises:
+            coredis.exceptions.RedisError: Redis is unreachable (nothing half done
+                is left: an adopted match that cannot be loaded is logged).
+        """
+        started = time.monotonic()
+        ids = [m for m in await self.journal.unfinished()
+               if m not in self.host.local_matches()]
+        if not ids:
+            return []
+        await self.node.registry.refresh()
+        live = set(self.node.registry.live_nodes)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            calls = [pipe.hmget(keys.owner(m), ["node", "epoch"]) for m in ids]
+        owners = [await c for c in calls]
+        done = []
+        for match_id, (node, _epoch) in zip(ids, owners, strict=True):
+            if node is None:
+                await self.journal.forget(match_id)  # claimed, never stored
+                continue
+            name = node.decode()
+            if name == self.node.name and not own:
+                continue  # being created here right now
+            if name != self.node.name and name in live:
+                continue
+            if match_id in self.host.local_matches():
+                continue
+            epoch = await adopt(self.redis, match_id, self.node.name)
+            if epoch is None:
+                continue  # its owner came back, or another node was first
+            if await self._take(match_id, epoch, started):
+                done.append(match_id)
+        return done
+
+    async def _take(self, match_id: str, epoch: int, started: float) -> bool:
+        loaded = await self.journal.load(match_id)
+        if loaded is None:
+            await self.journal.forget(match_id)
+            return False
+        rec, rows, owner = loaded
+        if (owner.node, owner.epoch) != (self.node.name, epoch):
+            return False  # taken over again meanwhile
+        if rec.status == "finished":
+            await self.journal.forget(match_id)
+            return False
+        try:
+            await self.host.adopt_match(rec, rows, epoch)
+        except Exception:
+            log.exception("match %s: adopted at epoch %d but cannot be rebuilt", match_id,
+                          epoch)
+            return False
+        took = time.monotonic() - started
+        self.adopted[match_id] = took
+        log.info("match %s adopted at epoch %d, seq %d (%.3f s after the scan began)",
+                 match_id, epoch, len(rows), took)
+        try:
+            await self.redis.publish(keys.ALL, msgpack.packb(
+                {"t": "adopted", "match": match_id, "node": self.node.name}))
+        except (coredis.exceptions.RedisError, OSError) as exc:
+            log.warning("cannot announce the adoption of %s: %s", match_id, exc)
+        return True
+
+    async def check_owners(self) -> list[str]:
+        """Fence off every local match whose owner record no longer names this node
+        at the epoch it runs it at; their ids.
+
+        Raises:
+            coredis.exceptions.RedisError: Redis is unreachable.
+        """
+        local = self.host.local_matches()
+        ids = list(local)
+        if not ids:
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            calls = [pipe.hmget(keys.owner(m), ["node", "epoch"]) for m in ids]
+        lost = []
+        for match_id, call in zip(ids, calls, strict=True):
+            node, epoch = await call
+            mine = (node is not None and epoch is not None and node.decode() == self.node.name
+                    and int(epoch) == local[match_id])
+            if not mine:
+                lost.append(match_id)
+                self.host.fence_off(match_id)
+        if lost:
+            log.warning("node %s no longer owns %d match(es): fenced off", self.node.name,
+                        len(lost))
+        return lost
