@@ -20,6 +20,7 @@ import logging
 import time
 from typing import Protocol
 
+import anyio
 import coredis
 import msgpack
 import trio
@@ -116,22 +117,27 @@ class Adoption:
         """``left`` notices on ``cs:all`` start a scan at once (a clean shutdown)."""
         while True:
             try:
-                pubsub = self.redis.pubsub(channels=[keys.ALL])
-                async with pubsub:
-                    async for message in pubsub:
-                        if message.get("type") != "message":
-                            continue
-                        try:
-                            notice = msgpack.unpackb(message["data"], raw=False)
-                        except (ValueError, msgpack.ExtraData):
-                            continue
-                        if (isinstance(notice, dict) and notice.get("t") == "left"
-                                and notice.get("node") != self.node.name):
-                            self._wake.set()
-            except (coredis.exceptions.RedisError, OSError) as exc:
-                log.warning("listening on %s failed: %s; again in %.1f s", keys.ALL, exc,
-                            RETRY)
+                await self._listen_once()
+            except* (coredis.exceptions.RedisError, OSError) as group:
+                log.warning("listening on %s failed: %s; again in %.1f s", keys.ALL,
+                            group.exceptions[0], RETRY)
+            except* anyio.ClosedResourceError:
+                pass  # coredis's pub/sub cleanup after a cancellation (shutdown)
             await trio.sleep(RETRY)
+
+    async def _listen_once(self) -> None:
+        pubsub = self.redis.pubsub(channels=[keys.ALL])
+        async with pubsub:
+            async for message in pubsub:
+                if message.get("type") != "message":
+                    continue
+                try:
+                    notice = msgpack.unpackb(message["data"], raw=False)
+                except (ValueError, msgpack.ExtraData):
+                    continue
+                if (isinstance(notice, dict) and notice.get("t") == "left"
+                        and notice.get("node") != self.node.name):
+                    self._wake.set()
 
     async def scan(self, *, own: bool) -> list[str]:
         """Adopt every unfinished match whose owner's lease is gone (``own``: and

@@ -270,7 +270,9 @@ class RedisJournal:
                 if not await claim_new(self.redis, rec.id, self.node):
                     raise Fenced(f"match id {rec.id} is taken")
                 self.round_trips += 1
-                batch = MatchBatch(rec.id, 1, 0, (), resync=rec)
+                seated = [Membership(s.session, s.seat, True) for s in rec.seats
+                          if s.session is not None and s.bot is None]
+                batch = MatchBatch(rec.id, 1, 0, (), seated, resync=rec)
                 await self.commit([batch])
         except (coredis.exceptions.RedisError, OSError, trio.TooSlowError) as exc:
             self.available = False

@@ -404,8 +404,11 @@ class Match:
             return
         if self.ctx.commits is not None and self.ctx.commits.deferred:
             # cluster mode: nothing runs through the core before its commit is known
-            if self._nursery is not None:
-                self._nursery.start_soon(self._submit_quietly, cmd.Detach(session.id))
+            try:
+                if self._nursery is not None:
+                    self._nursery.start_soon(self._submit_quietly, cmd.Detach(session.id))
+            except RuntimeError:
+                pass  # the match task is ending (shutdown)
             return
         self._run_core(None, cmd.Detach(session.id))
 
