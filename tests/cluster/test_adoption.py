@@ -1,0 +1,146 @@
+"""SIGKILL of a match's owner: another node adopts it, its players resume there with their
+tokens, it finishes, and its journal replays to the same digests."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from server.cluster import keys
+from server.cluster.journal import RedisJournal
+from server.cluster.ownership import Owner, owner_of
+from server.cluster.redis import client
+from server.replay import rebuild
+from server.store import JournalEntry
+from tests.cluster.nodeproc import NodeProcess
+from tests.server.helpers import TestClient, play_to_end
+
+LEASE = "1"
+
+
+async def hello(port: int, name: str, resume: str | None = None) -> TestClient:
+    c = await TestClient.connect(port)
+    welcome = await c.hello(name, resume=resume)
+    assert welcome["type"] == "welcome", welcome
+    return c
+
+
+async def play_some(clients: dict[int, TestClient], mid: str, moves: int
+                    ) -> list[tuple[int, dict[str, Any]]]:
+    """``moves`` acknowledged intents, whoever can act; [(acknowledged seq, intent)]."""
+    snaps = {seat: await c.snapshot(mid, lambda m: m["status"] != "waiting")
+             for seat, c in clients.items()}
+    done: list[tuple[int, dict[str, Any]]] = []
+    while len(done) < moves:
+        seat = next(s for s, snap in snaps.items() if snap["legal"])
+        snap = snaps[seat]
+        intent = snap["legal"][0]
+        reply = await clients[seat].request("intent", match=mid, seq=snap["seq"], intent=intent)
+        assert reply["type"] == "ok", reply
+        done.append((reply["seq"], intent))
+        for s2, c2 in clients.items():
+            snaps[s2] = await c2.snapshot(mid, lambda m, n=reply["seq"]: m["seq"] >= n)
+    return done
+
+
+async def wait_owner(redis_url: str, mid: str, node: str, epoch: int = 2,
+                     timeout: float = 15) -> Owner:
+    """The match's owner once it is ``node`` at ``epoch`` or later."""
+    redis = client(redis_url)
+    async with redis:
+        with trio.fail_after(timeout):
+            while True:
+                owner = await owner_of(redis, mid)
+                if owner is not None and owner.node == node and owner.epoch >= epoch:
+                    return owner
+                await trio.sleep(0.02)
+
+
+async def journal_of(redis_url: str, mid: str) -> list[JournalEntry]:
+    """The match's rows in Redis, replayed (every digest checked)."""
+    redis = client(redis_url)
+    async with redis:
+        loaded = await RedisJournal(redis, "reader").load(mid)
+    assert loaded is not None
+    rec, rows, _ = loaded
+    rebuild(rec, rows)
+    return rows
+
+
+def assert_kept(rows: list[JournalEntry], acknowledged: list[tuple[int, dict[str, Any]]]) -> None:
+    """Every acknowledged intent is the journal's row of its seq."""
+    for seq, intent in acknowledged:
+        assert rows[seq - 1].seq == seq and rows[seq - 1].intent == intent, (seq, intent)
+
+
+async def test_sigkill_of_the_owner_the_other_node_adopts(redis_url: str,
+                                                          tmp_path: Path) -> None:
+    a = await NodeProcess(redis_url, "a", tmp_path, "--node-lease", LEASE).start()
+    b = await NodeProcess(redis_url, "b", tmp_path, "--node-lease", LEASE).start()
+    try:
+        alice, bob = await hello(a.port, "alice"), await hello(a.port, "bob")
+        carol = await hello(a.port, "carol")
+        mid = (await alice.expect_ok("create", game="war", options={"cap": 300}))["match"]
+        await bob.expect_ok("join", match=mid)
+        await carol.expect_ok("watch", match=mid)
+        played = await play_some({0: alice, 1: bob}, mid, 12)
+        killed = time.monotonic()
+        a.kill()
+        owner = await wait_owner(redis_url, mid, "b")
+        adoption = time.monotonic() - killed
+        assert owner.epoch == 2
+        assert adoption < 5, f"adopted {adoption:.2f} s after SIGKILL"
+        print(f"adoption {adoption:.3f} s after SIGKILL (lease {LEASE} s)")
+        resumed = {}
+        for seat, old in ((0, alice), (1, bob)):
+            assert old.welcome is not None
+            resumed[seat] = await hello(b.port, "x", resume=old.welcome["token"])
+            assert resumed[seat].welcome["session"] == old.welcome["session"]
+        final = await play_to_end(resumed, mid)
+        assert final[0]["status"] == "finished"
+        assert carol.welcome is not None
+        watcher = await hello(b.port, "x", resume=carol.welcome["token"])
+        seen = await watcher.snapshot(mid, lambda m: m["status"] == "finished")
+        assert seen["seq"] == final[0]["seq"]
+        rows = await journal_of(redis_url, mid)
+        assert len(rows) == final[0]["seq"]
+        assert_kept(rows, played)
+        redis = client(redis_url)
+        async with redis:
+            assert await redis.smembers(keys.UNFINISHED) == set()
+        assert "adopted at epoch 2" in b.log.read_text()
+    finally:
+        a.kill()
+        b.kill()
+
+
+async def test_a_node_restarted_under_its_name_takes_its_matches_back(
+        redis_url: str, tmp_path: Path) -> None:
+    a = await NodeProcess(redis_url, "a", tmp_path, "--node-lease", LEASE).start()
+    try:
+        alice, bob = await hello(a.port, "alice"), await hello(a.port, "bob")
+        mid = (await alice.expect_ok("create", game="datastructures"))["match"]
+        await bob.expect_ok("join", match=mid)
+        played = await play_some({0: alice, 1: bob}, mid, 6)
+        a.kill()
+        with trio.fail_after(10):
+            while True:  # its lease must expire before the name is free again
+                try:
+                    await a.start()
+                    break
+                except AssertionError:
+                    await trio.sleep(0.2)
+        owner = await wait_owner(redis_url, mid, "a")
+        assert owner.epoch == 2
+        assert alice.welcome is not None and bob.welcome is not None
+        resumed = {0: await hello(a.port, "x", resume=alice.welcome["token"]),
+                   1: await hello(a.port, "x", resume=bob.welcome["token"])}
+        final = await play_to_end(resumed, mid)
+        rows = await journal_of(redis_url, mid)
+        assert len(rows) == final[0]["seq"]
+        assert_kept(rows, played)
+    finally:
+        a.kill()
