@@ -28,13 +28,19 @@ async def hello(port: int, name: str, resume: str | None = None) -> TestClient:
     return c
 
 
-async def play_some(clients: dict[int, TestClient], mid: str, moves: int
+async def play_some(clients: dict[int, TestClient], mid: str, moves: int,
+                    snaps: dict[int, dict[str, Any]] | None = None
                     ) -> list[tuple[int, dict[str, Any]]]:
-    """``moves`` acknowledged intents, whoever can act; [(acknowledged seq, intent)]."""
-    snaps = {seat: await c.snapshot(mid, lambda m: m["status"] != "waiting")
-             for seat, c in clients.items()}
+    """``moves`` acknowledged intents, whoever can act; [(acknowledged seq, intent)].
+    ``snaps`` holds each seat's newest snapshot (taken from it, and kept up to date)."""
+    snaps = {} if snaps is None else snaps
+    for seat, c in clients.items():
+        if seat not in snaps:
+            snaps[seat] = await c.snapshot(mid, lambda m: m["status"] != "waiting")
     done: list[tuple[int, dict[str, Any]]] = []
     while len(done) < moves:
+        if all(snap["status"] == "finished" for snap in snaps.values()):
+            break
         seat = next(s for s, snap in snaps.items() if snap["legal"])
         snap = snaps[seat]
         intent = snap["legal"][0]
