@@ -33,8 +33,8 @@ async def start_node(nursery: trio.Nursery, tmp_path: Path, redis_url: str, name
     """An in-process ``cardserver --cluster`` node."""
     directory = tmp_path / name
     directory.mkdir(exist_ok=True)
-    config = make_config(directory, cluster=redis_url, node_name=name, node_lease=1.0,
-                         **overrides)
+    settings: dict[str, object] = {"node_lease": 1.0, **overrides}
+    config = make_config(directory, cluster=redis_url, node_name=name, **settings)
     return await nursery.start(partial(serve, config))
 
 
