@@ -132,13 +132,12 @@ async def test_a_node_restarted_under_its_name_takes_its_matches_back(
         await bob.expect_ok("join", match=mid)
         played = await play_some({0: alice, 1: bob}, mid, 6)
         a.kill()
-        with trio.fail_after(10):
-            while True:  # its lease must expire before the name is free again
-                try:
-                    await a.start()
-                    break
-                except AssertionError:
-                    await trio.sleep(0.2)
+        redis = client(redis_url)
+        async with redis:
+            with trio.fail_after(10):  # its lease must expire before the name is free again
+                while await redis.exists([keys.alive("a")]):
+                    await trio.sleep(0.05)
+        await a.start()
         owner = await wait_owner(redis_url, mid, "a")
         assert owner.epoch == 2
         assert alice.welcome is not None and bob.welcome is not None

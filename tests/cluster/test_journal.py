@@ -156,20 +156,3 @@ async def test_accounts_are_refused_in_cluster_mode(tmp_path: Path, redis_url: s
     first = await other.next_message()
     assert first["type"] == "error" and first["code"] == "not_supported", first
     server.shutdown()
-
-
-async def test_a_resume_token_works_on_another_node(tmp_path: Path, redis_url: str,
-                                                    nursery: trio.Nursery) -> None:
-    a = await start_node(nursery, tmp_path, redis_url, "a")
-    b = await start_node(nursery, tmp_path, redis_url, "b")
-    (alice,) = await players(a, "alice")
-    token, sid = alice.welcome["token"], alice.welcome["session"]
-    await alice.aclose()
-    again = await TestClient.connect(b.port)
-    welcome = await again.hello("x", resume=token)
-    assert welcome["type"] == "welcome" and welcome["resumed"], welcome
-    assert welcome["session"] == sid and welcome["name"] == "alice"
-    bad = await TestClient.connect(b.port)
-    assert (await bad.hello("x", resume="0" * 43))["code"] == "bad_token"
-    a.shutdown()
-    b.shutdown()
