@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Protocol
 
 import anyio
@@ -80,8 +82,8 @@ class Adoption:
         registry = self.node.registry
         registry.on_nodes_gone = self._nodes_gone
         registry.on_lease_lost = self._lease_lost
-        nursery.start_soon(self._scans)
-        nursery.start_soon(self._checks)
+        nursery.start_soon(self._whenever, "_wake", partial(self.scan, own=False), "scan")
+        nursery.start_soon(self._whenever, "_check", self.check_owners, "ownership check")
         nursery.start_soon(self._listen)
 
     def _nodes_gone(self, names: set[str]) -> None:
@@ -91,27 +93,19 @@ class Adoption:
     def _lease_lost(self) -> None:
         self._check.set()
 
-    async def _scans(self) -> None:
+    async def _whenever(self, event: str, work: Callable[[], Awaitable[object]],
+                        what: str) -> None:
+        """Run ``work`` each time the event attribute ``event`` is set; a failed run
+        (Redis unreachable) is tried again after :data:`RETRY`."""
         while True:
-            await self._wake.wait()
-            self._wake = trio.Event()
+            await getattr(self, event).wait()
+            setattr(self, event, trio.Event())
             try:
-                await self.scan(own=False)
+                await work()
             except (coredis.exceptions.RedisError, OSError) as exc:
-                log.warning("adoption scan failed: %s; trying again", exc)
+                log.warning("%s failed: %s; trying again", what, exc)
                 await trio.sleep(RETRY)
-                self._wake.set()
-
-    async def _checks(self) -> None:
-        while True:
-            await self._check.wait()
-            self._check = trio.Event()
-            try:
-                await self.check_owners()
-            except (coredis.exceptions.RedisError, OSError) as exc:
-                log.warning("ownership check failed: %s; trying again", exc)
-                await trio.sleep(RETRY)
-                self._check.set()
+                getattr(self, event).set()
 
     async def _listen(self) -> None:
         """``left`` notices on ``cs:all`` start a scan at once (a clean shutdown)."""

@@ -356,13 +356,20 @@ class Match:
         """``command`` through the core in the caller's task; its effects to the group
         commit, which commits them before anything they cause is sent."""
         assert self.ctx.commits is not None
+        handled = self._through_core(session, command)
+        if handled is not None:
+            self.ctx.commits.submit(self, *handled)
+
+    def _through_core(self, session: Session | None, command: cmd.Command
+                      ) -> tuple[Session | None, cmd.Command, Effects] | None:
+        """The registered requester, the command as run and the core's effects for it
+        (see :meth:`_note`, :meth:`_handled`); None when it was refused or failed."""
         noted = self._note(session, command)
         if noted is None:
-            return
+            return None
         session, command = noted
         fx = self._handled(session, command)
-        if fx is not None:
-            self.ctx.commits.submit(self, session, command, fx)
+        return None if fx is None else (session, command, fx)
 
     def _handled(self, session: Session | None, command: cmd.Command) -> Effects | None:
         """The core's effects for ``command``; None when the core failed (a bug:
@@ -502,13 +509,9 @@ class Match:
         self._busy = True  # nothing of this match through the fast path meanwhile
         try:
             await commits.settle(self)
-            noted = self._note(session, command)
-            if noted is None:
-                return
-            session, command = noted
-            fx = self._handled(session, command)
-            if fx is not None:
-                await commits.commit(self, session, command, fx)
+            handled = self._through_core(session, command)
+            if handled is not None:
+                await commits.commit(self, *handled)
         finally:
             self._busy = False
 

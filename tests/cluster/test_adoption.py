@@ -10,12 +10,11 @@ from typing import Any
 import trio
 
 from server.cluster import keys
-from server.cluster.journal import RedisJournal
 from server.cluster.ownership import Owner, owner_of
 from server.cluster.redis import client
-from server.replay import rebuild
 from server.store import JournalEntry
 from tests.cluster.nodeproc import NodeProcess
+from tests.cluster.test_journal import replayed
 from tests.server.helpers import TestClient, play_to_end
 
 LEASE = "1"
@@ -67,13 +66,7 @@ async def wait_owner(redis_url: str, mid: str, node: str, epoch: int = 2,
 
 async def journal_of(redis_url: str, mid: str) -> list[JournalEntry]:
     """The match's rows in Redis, replayed (every digest checked)."""
-    redis = client(redis_url)
-    async with redis:
-        loaded = await RedisJournal(redis, "reader").load(mid)
-    assert loaded is not None
-    rec, rows, _ = loaded
-    rebuild(rec, rows)
-    return rows
+    return (await replayed(redis_url, mid))[1]
 
 
 def assert_kept(rows: list[JournalEntry], acknowledged: list[tuple[int, dict[str, Any]]]) -> None:
