@@ -309,7 +309,7 @@ class Lobby:
         try:
             await self.session_store.create(session.id, tokens.hash_token(token), name,
                                             time.time())
-        except (coredis.exceptions.RedisError, OSError) as exc:
+        except (coredis.exceptions.RedisError, OSError, trio.TooSlowError) as exc:
             raise _unavailable("hello") from exc
         if account is not None:
             self.store.link_session(session.id, account.id, api_token)
@@ -328,7 +328,7 @@ class Lobby:
         self.quotas.admit_handshake(address, self._live)
         try:
             rec = await self.session_store.find(tokens.hash_token(token), time.time())
-        except (coredis.exceptions.RedisError, OSError) as exc:
+        except (coredis.exceptions.RedisError, OSError, trio.TooSlowError) as exc:
             raise _unavailable("resume") from exc
         if rec is None:
             raise Refusal("bad_token", "unknown or expired resume token", "resume")

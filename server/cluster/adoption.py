@@ -143,8 +143,8 @@ class Adoption:
                 is left: an adopted match that cannot be loaded is logged).
         """
         started = time.monotonic()
-        ids = [m for m in await self.journal.unfinished()
-               if m not in self.host.local_matches()]
+        local = self.host.local_matches()
+        ids = [m for m in await self.journal.unfinished() if m not in local]
         if not ids:
             return []
         await self.node.registry.refresh()
@@ -161,8 +161,6 @@ class Adoption:
             if name == self.node.name and not own:
                 continue  # being created here right now
             if name != self.node.name and name in live:
-                continue
-            if match_id in self.host.local_matches():
                 continue
             epoch = await adopt(self.redis, match_id, self.node.name)
             if epoch is None:

@@ -281,6 +281,7 @@ class RedisJournal:
             raise Fenced(f"match {rec.id} is owned by another node")
         if batch.outcome != OK:
             raise JournalError(f"cannot store match {rec.id}: {batch.outcome}")
+        self.available = True
         return 1
 
     async def commit(self, batches: Sequence[MatchBatch]) -> None:

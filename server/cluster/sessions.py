@@ -27,6 +27,10 @@ from server.store import SessionRecord, Store
 
 log = logging.getLogger("cardserver.cluster")
 
+#: Seconds a session's round trip may take (Redis stopped: the handshake is refused
+#: ``unavailable`` instead of hanging).
+TIMEOUT = 2.0
+
 #: KEYS: token key; ARGV: session key prefix, ttl in ms, now. The session's
 #: {id, name, created, last_seen} before this touch, or nil; touches both keys.
 _FIND = """
@@ -141,12 +145,13 @@ class RedisSessions:
             coredis.exceptions.RedisError: Redis did not store it.
         """
         token_key = keys.session_token(token_hash)
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.set(token_key, session_id, px=self.ttl_ms)
-            pipe.hset(keys.session(session_id), {"name": name, "node": self.node,
-                                                 "created": repr(now), "last_seen": repr(now),
-                                                 "token": token_key})
-            pipe.pexpire(keys.session(session_id), self.ttl_ms)
+        fields = {"name": name, "node": self.node, "created": repr(now),
+                  "last_seen": repr(now), "token": token_key}
+        with trio.fail_after(TIMEOUT):
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.set(token_key, session_id, px=self.ttl_ms)
+                pipe.hset(keys.session(session_id), fields)
+                pipe.pexpire(keys.session(session_id), self.ttl_ms)
 
     async def find(self, token_hash: str, now: float) -> SessionRecord | None:
         """The session of this token's hash as last seen before now, touched (one
@@ -155,8 +160,9 @@ class RedisSessions:
         Raises:
             coredis.exceptions.RedisError: Redis did not answer.
         """
-        found = await self._find(keys=[keys.session_token(token_hash)],
-                                 args=[keys.session(""), self.ttl_ms, repr(now)])
+        with trio.fail_after(TIMEOUT):
+            found = await self._find(keys=[keys.session_token(token_hash)],
+                                     args=[keys.session(""), self.ttl_ms, repr(now)])
         if not found:
             return None
         sid, name, created, last_seen = (v.decode() for v in found)
@@ -180,7 +186,7 @@ class RedisSessions:
     async def _touch_logged(self, session_id: str, now: float) -> None:
         try:
             await self.touch([session_id], now)
-        except (coredis.exceptions.RedisError, OSError) as exc:
+        except (coredis.exceptions.RedisError, OSError, trio.TooSlowError) as exc:
             log.warning("cannot record the end of session %s: %s", session_id, exc)
 
     async def matches(self, session_id: str) -> set[str]:

@@ -258,7 +258,8 @@ class AwaitedCommit(GroupCommit):
                     await self._wake.wait()
                     self._wake = trio.Event()
                 batch, self.pending = self.pending, []
-                await self._commit(batch)
+                if batch:
+                    await self._commit(batch)
                 done, self._done = self._done, trio.Event()
                 done.set()
         finally:
