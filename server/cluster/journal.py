@@ -52,24 +52,27 @@ log = logging.getLogger("cardserver.cluster")
 COMMIT_TIMEOUT = 2.0
 
 #: KEYS: owner, record, journal, unfinished. ARGV: node, epoch, match id, the seq
-#: the journal must end at before these rows (-1: unchecked), the seq to cut the
-#: journal back to and the record to wipe first (-1: none), then (op, a, b) triples.
+#: the journal must end at before these rows, the seq to cut the journal back to
+#: and the record to wipe first (-1: none), then (op, a, b) triples.
 _COMMIT = """
 local o = redis.call('HMGET', KEYS[1], 'node', 'epoch')
 if o[1] ~= ARGV[1] or o[2] ~= ARGV[2] then return 'fenced' end
+local last = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
+local at = 0
+if #last > 0 then at = tonumber(string.match(last[1][1], '^(%d+)')) end
 local cut = tonumber(ARGV[5])
+if cut >= 0 then
+  if at < cut then return 'seq:' .. at end
+  at = cut
+end
+if at ~= tonumber(ARGV[4]) then return 'seq:' .. at end
+-- checked: from here on nothing fails (a script's writes are not undone on an error)
 if cut >= 0 then
   for _, e in ipairs(redis.call('XRANGE', KEYS[3], (cut + 1) .. '-0', '+')) do
     redis.call('XDEL', KEYS[3], e[1])
   end
+  if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('XSETID', KEYS[3], cut .. '-0') end
   redis.call('DEL', KEYS[2])
-end
-local base = tonumber(ARGV[4])
-if base >= 0 then
-  local last = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
-  local at = 0
-  if #last > 0 then at = tonumber(string.match(last[1][1], '^(%d+)')) end
-  if at ~= base then return 'seq:' .. at end
 end
 for i = 6, #ARGV, 3 do
   local op, a, b = ARGV[i], ARGV[i + 1], ARGV[i + 2]
@@ -314,6 +317,9 @@ class RedisJournal:
                 batch.outcome, failed = UNAVAILABLE, True
             else:
                 batch.outcome = result.decode() if isinstance(result, bytes) else str(result)
+                if batch.outcome.startswith("seq:"):
+                    log.error("match %s: Redis's journal ends at %s, this node holds %d rows",
+                              batch.match_id, batch.outcome[4:], batch.seq)
         self.available = not failed
 
     async def _pipeline(self, sha: str, batches: Sequence[MatchBatch]) -> list[Any]:
