@@ -35,6 +35,14 @@ Sessions are known by id: the task looks each one up in the server's registry
 through an object it kept. A request queued by a connection that has dropped
 since runs as not ``live`` (a ``join`` then seats the session disconnected, with
 its grace period running); a resume before it runs makes it live again.
+
+In cluster mode (docs/cluster.md) the group commit is an
+:class:`~server.match.commit.AwaitedCommit`: commits wait on a round trip to
+Redis, so the task's own commands first wait until the match's earlier ones are
+committed, then join the next batch and wait for it; a detach is queued as a
+command instead of running at once. The match keeps the rows Redis holds
+(:attr:`Match.rows`) to roll back to, writes at its fencing :attr:`Match.epoch`,
+and stops (:meth:`Match.fence_off`) when Redis says another node owns it.
 """
 
 from __future__ import annotations
