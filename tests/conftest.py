@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-import pytest
+# Server-built events skip the schema walk in production (protocol.events.trusted);
+# every test checks them, in this process and in the servers it starts.
+os.environ["CARDSERVER_CHECK_EVENTS"] = "1"
+
+import pytest  # noqa: E402
+
+import protocol.events  # noqa: E402
+
+protocol.events.CHECK_TRUSTED = True
 
 
 @pytest.fixture(autouse=True)

@@ -455,7 +455,7 @@ class MatchCore:
         raise Refusal(code, message, fld, match=self.id)
 
     def _ok(self, req: cmd.Request, **fields: Any) -> None:
-        self._fx.messages.append((req.session, ev.Ok(**fields, id=req.rid)))
+        self._fx.messages.append((req.session, ev.trusted(ev.Ok, **fields, id=req.rid)))
 
     def _require_seat(self, req: cmd.Request) -> int:
         """The requester's seat.
@@ -1005,8 +1005,8 @@ class MatchCore:
             result = ({"winner": None, "reason": "cancelled"} if outcome is None
                       else self._result(outcome))
         view, projected = self._view_and_events(seat, events)
-        return ev.Snapshot(
-            match=self.id, game=self.game.name, seq=self.seq, seat=seat,
+        return ev.trusted(
+            ev.Snapshot, match=self.id, game=self.game.name, seq=self.seq, seat=seat,
             view=_face_down(view) if self.status == "waiting" else view,
             legal=self._legal(seat) if active and seat is not None else [],
             status=self.status,
