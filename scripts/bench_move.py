@@ -36,16 +36,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def run_moves(moves: int, protocol: int) -> float:
     """CPU seconds (process time) for ``moves`` War moves, both seats' messages framed."""
-    from protocol.connection import Connection
+    from engine.registry import get_game
     from protocol.codec import pack
+    from protocol.connection import Connection
     from protocol.events import Welcome
     from protocol.framing import encode_frame
     from server.config import ServerConfig
     from server.match import commands as c
     from server.match.core import MatchCore, Rules
     from server.store import MatchRecord
-
-    from engine.registry import get_game
 
     rules = Rules()
     game = get_game("war")
