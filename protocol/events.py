@@ -108,19 +108,20 @@ def trusted(cls: type[E], **fields: Any) -> E:
         unknown = sorted(k for k in fields if k not in cls.KEYS)
         raise TypeError(f"{cls.__name__} has no field {unknown[0]!r}")
     event = object.__new__(cls)
-    set_field = object.__setattr__
     get = fields.get
-    for name in _NAMES.get(cls) or _names(cls):
-        set_field(event, name, get(name))
+    for name, set_slot in _SLOTS.get(cls) or _slots(cls):
+        set_slot(event, get(name))
     return event
 
 
-_NAMES: dict[type[Event], tuple[str, ...]] = {}
+#: per event class: (field, the setter of its slot), in wire order
+_SLOTS: dict[type, tuple[tuple[str, Any], ...]] = {}
 
 
-def _names(cls: type[Event]) -> tuple[str, ...]:
-    names = _NAMES[cls] = tuple(spec.name for spec in cls.FIELDS)
-    return names
+def _slots(cls: type) -> tuple[tuple[str, Any], ...]:
+    slots = _SLOTS[cls] = tuple((spec.name, cls.__dict__[spec.name].__set__)
+                                for spec in cls.FIELDS)
+    return slots
 
 
 # --------------------------------------------------------------------------- both ways

@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from engine import cards
@@ -130,6 +130,14 @@ class SeatState:
     def human(self, session: str | None) -> bool:
         """``session`` plays this seat itself (not a bot that took it over)."""
         return session is not None and self.session == session and self.bot is None
+
+    def copy(self) -> SeatState:
+        """An independent copy (for a rollback); ``dataclasses.replace`` took 1.6 µs a
+        seat on every command, this 0.2."""
+        return SeatState(self.index, self.session, self.name, self.bot, self.auto_flip,
+                         self.mute_spectators, self.timeouts, self.turn_deadline,
+                         self.auto_at, self.grace_deadline, self.account, self.player,
+                         self.client_seed, self.seen, self.flip_delay, self.fast_forward)
 
     def record(self) -> SeatRecord:
         """The seat as stored."""
@@ -378,7 +386,7 @@ class MatchCore:
         self._now = now
         self._public = None
         self._fx = fx = Effects()
-        self._before = (self.status, self.linger_until, [replace(s) for s in self.seats])
+        self._before = (self.status, self.linger_until, [s.copy() for s in self.seats])
         self._spectators_before = None
         try:
             self._HANDLERS[type(command)](self, command)
@@ -405,7 +413,7 @@ class MatchCore:
         for i in range(len(writes) - 1, -1, -1):  # with the command's last journal row
             write = writes[i]
             if isinstance(write, AppendJournal):
-                writes[i] = replace(write, timers=left)
+                writes[i] = AppendJournal(write.entry, write.finished, write.ratings, left)
                 return
         writes.append(SaveTimers(self.seq, left))
 
@@ -424,7 +432,7 @@ class MatchCore:
         """
         status, self.linger_until, seats = self._before
         if seats:
-            self.seats = [replace(s) for s in seats]
+            self.seats = [s.copy() for s in seats]
         if self._spectators_before is not None:
             self.spectators = self._spectators_before
             self._spectators_before = None
