@@ -102,6 +102,11 @@ def trusted(cls: type[E], **fields: Any) -> E:
         TypeError: a field ``cls`` does not have (always checked: a typo, not data).
         LocalProtocolError: only with :data:`CHECK_TRUSTED`: a field is invalid.
     """
+    return trusted_map(cls, fields)
+
+
+def trusted_map(cls: type[E], fields: dict[str, Any]) -> E:
+    """:func:`trusted` with the fields in a map (not copied, not kept)."""
     if CHECK_TRUSTED:
         return cls(**fields)
     if not fields.keys() <= cls.KEYS:
@@ -583,5 +588,5 @@ __all__ = [
     "Queue", "Resign", "Snapshot", "Unqueue", "Watch", "Welcome",
     "ChangePassword", "LeaderboardRequest", "ListTokens", "Logout", "ProfileRequest",
     "Register", "SetBot", "TokenCreate", "TokenRevoke",
-    "describe", "from_wire", "opt", "outgoing", "req", "trusted", "validate",
+    "describe", "from_wire", "opt", "outgoing", "req", "trusted", "trusted_map", "validate",
 ]

@@ -35,15 +35,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from engine import cards
-from engine.core import Event, RuleError, State, View
-from engine.fairness import commitment, seed_hex
+from engine.core import Event, RuleError, State
+from engine.fairness import commitment
 from engine.registry import get_game
 from engine.rng import LEGACY_STREAM, HmacStream
 from protocol import events as ev
 from protocol.errors import ProtocolError, Refusal, RemoteProtocolError
 from server.config import ServerConfig
 from server.match import commands as cmd
+from server.match import snapshots
 from server.match.effects import (
     SPECTATORS,
     AppendJournal,
@@ -148,24 +148,8 @@ class SeatState:
 def _placeholder(rec: MatchRecord) -> State:
     """The state a waiting match holds until the deal: dealt from a fixed key (it
     tells nothing of the real deal, made when the last seat is taken); its views
-    are sent face down (:func:`_face_down`)."""
+    are sent face down (:func:`server.match.snapshots.face_down`)."""
     return get_game(rec.game).new_state(rec.seed, rec.options, rng=HmacStream(bytes(32)))
-
-
-def _face_down(value: Any) -> Any:
-    """``value`` (a view) with every card face replaced by ``"back"``: nothing of a
-    waiting match is dealt yet, so no card in its view is real."""
-    if isinstance(value, str):
-        try:
-            cards.from_str(value)
-        except ValueError:
-            return value
-        return cards.BACK
-    if isinstance(value, dict):
-        return {k: _face_down(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_face_down(v) for v in value]
-    return value
 
 
 def stored_timers(rec: MatchRecord, entries: list[JournalEntry]) -> tuple[SeatTimers, ...]:
@@ -194,9 +178,6 @@ class MatchCore:
         self.commitment = commitment(rec.seed, rec.salt)
         self.rules = rules
         self.state = state
-        #: (events, view, projected events) built once for every seat of a game with
-        #: a public view (Game.public_view); dropped whenever the state may change
-        self._public: tuple[list[Event], View, list[Event]] | None = None
         self.seq = seq
         self.seats = [SeatState(i) for i in range(self.game.seats)]
         #: session ids of spectators, in the order they came
@@ -384,7 +365,6 @@ class MatchCore:
             Exception: only a bug (the task logs it and answers ``internal_error``).
         """
         self._now = now
-        self._public = None
         self._fx = fx = Effects()
         self._before = (self.status, self.linger_until, [s.copy() for s in self.seats])
         self._spectators_before = None
@@ -442,7 +422,6 @@ class MatchCore:
             log.warning("match %s: a commit failed; rebuilt at seq %d", self.id,
                         len(committed))
             self.state = rebuild(self.record(), committed)
-            self._public = None
             # the window may hold changes of rows that are gone: start it afresh
             self.window = SeqWindow(self.game.seats, self.game.simultaneous)
             self._window_at = None
@@ -1004,65 +983,18 @@ class MatchCore:
                  cut: bool | None = None) -> ev.Snapshot:
         """The ``snapshot`` for ``seat`` (None: spectator), through the projection.
         ``cut``: older events this seat missed were left out of ``events``."""
-        state = self.state
-        active = self.status == "active"
-        result = None
-        if self.status == "finished":
-            outcome = state.outcome()
-            # a waiting match removed when its last seat left was never played
-            result = ({"winner": None, "reason": "cancelled"} if outcome is None
-                      else self._result(outcome))
-        view, projected = self._view_and_events(seat, events)
-        return ev.trusted(
-            ev.Snapshot, match=self.id, game=self.game.name, seq=self.seq, seat=seat,
-            view=_face_down(view) if self.status == "waiting" else view,
-            legal=self._legal(seat) if active and seat is not None else [],
-            status=self.status,
-            events=projected,
-            players=self.players(), options=self.options, commitment=self.commitment,
-            deadline=self._deadline_for(seat),
-            auto_flip=seat is not None and self.seats[seat].auto_flip,
-            timers=[None if s.turn_deadline is None else max(0.0, s.turn_deadline - self._now)
-                    for s in self.seats],
-            timeouts=[s.timeouts for s in self.seats],
-            timeout_limit=self.rules.timeout_forfeit,
-            auto_flip_delay=self._flip_delay(self.seats[seat]) if seat is not None else None,
-            fast_forward=[s.fast_forward for s in self.seats] if self.game.auto_play else None,
-            result=result,
-            reveal=None if result is None else {"seed": seed_hex(self.rec.seed),
-                                                "salt": self.rec.salt},
-            stream=None if self.status == "waiting" else self.rec.stream,
-            client_seeds=self.client_seeds(), events_cut=cut)
+        return snapshots.build(self, seat, snapshots.parts(self, events), cut)
 
-    def _send_seat(self, seat: SeatState, events: list[Event], cut: bool | None = None) -> None:
-        """Send the seat's player its snapshot (if connected) and remember its seq."""
+    def _send_seat(self, seat: SeatState, events: list[Event], cut: bool | None = None,
+                   shared: snapshots.SnapshotParts | None = None) -> None:
+        """Send the seat's player its snapshot (if connected) and remember its seq;
+        ``shared``: the parts of this change's snapshots, built already."""
         if seat.session is not None and seat.session in self.connected:
-            self._fx.messages.append((seat.session, self.snapshot(seat.index, events, cut)))
+            if shared is None:
+                shared = snapshots.parts(self, events)
+            self._fx.messages.append((seat.session, snapshots.build(self, seat.index,
+                                                                    shared, cut)))
             seat.seen = self.seq
-
-    def _view_and_events(self, seat: int | None, events: list[Event]
-                         ) -> tuple[View, list[Event]]:
-        """``seat``'s view and its projection of ``events``; for a game with a public
-        view, built once per change (the spectator's, with ``seat`` set) and shared."""
-        state = self.state
-        if not self.game.public_view:
-            return state.view(seat), state.project_events(events, seat) if events else []
-        public = self._public
-        if public is None or public[0] is not events:
-            public = self._public = (events, state.view(None),
-                                     state.project_events(events, None) if events else [])
-        view = dict(public[1])
-        view["seat"] = seat
-        return view, public[2]
-
-    def _deadline_for(self, seat: int | None) -> float | None:
-        """Seconds left on the seat's own turn timer (None: none running for it); a
-        spectator gets the earliest running timer."""
-        if seat is not None:
-            deadline = self.seats[seat].turn_deadline
-            return None if deadline is None else max(0.0, deadline - self._now)
-        times = [s.turn_deadline for s in self.seats if s.turn_deadline is not None]
-        return max(0.0, min(times) - self._now) if times else None
 
     def _broadcast(self, events: list[Event], first: str | None = None) -> None:
         """Every seat its own snapshot, bots their view, spectators the public one.
@@ -1077,22 +1009,28 @@ class MatchCore:
             self._broadcast_all(events, None)
             return
         assert first is not None
+        shared = snapshots.parts(self, events)
         for seat in mine:
-            self._send_seat(seat, events)
-        self._fx.later = self._deferred(events, first, self._now)
+            self._send_seat(seat, events, shared=shared)
+        self._fx.later = self._deferred(events, first, self._now, shared)
 
-    def _deferred(self, events: list[Event], skip: str, now: float) -> Callable[[], Effects]:
+    def _deferred(self, events: list[Event], skip: str, now: float,
+                  shared: snapshots.SnapshotParts) -> Callable[[], Effects]:
+        """The rest of the broadcast, built later from the same ``shared`` parts
+        (nothing reaches the core in between, so they still hold)."""
         def later() -> Effects:
             self._now = now
             self._fx = fx = Effects()
-            self._broadcast_all(events, skip)
+            self._broadcast_all(events, skip, shared)
             fx.deadline = self.next_deadline()
             return fx
 
         return later
 
-    def _broadcast_all(self, events: list[Event], skip: str | None) -> None:
-        """:meth:`_broadcast` to everyone but ``skip`` (whose seats had theirs)."""
+    def _broadcast_all(self, events: list[Event], skip: str | None,
+                       shared: snapshots.SnapshotParts | None = None) -> None:
+        """:meth:`_broadcast` to everyone but ``skip`` (whose seats had theirs);
+        ``shared``: this change's snapshot parts when built already."""
         active = self.status == "active"
         pace = self.rules.auto_flip_delay if all(s.bot for s in self.seats) else 0.0
         for seat in self.seats:
@@ -1101,10 +1039,15 @@ class MatchCore:
                 self._fx.bots.append(BotTurn(
                     seat.index, seat.bot, self.seq, self.state.view(seat.index), legal, pace,
                     self.state.default_intent(seat.index) if legal else None))
-            elif seat.session is not None and seat.session != skip:
-                self._send_seat(seat, events)
+            elif (seat.session is not None and seat.session != skip
+                  and seat.session in self.connected):
+                if shared is None:
+                    shared = snapshots.parts(self, events)
+                self._send_seat(seat, events, shared=shared)
         if any(sid in self.connected for sid in self.spectators):
-            self._fx.messages.append((SPECTATORS, self.snapshot(None, events)))
+            if shared is None:
+                shared = snapshots.parts(self, events)
+            self._fx.messages.append((SPECTATORS, snapshots.build(self, None, shared)))
 
     def _presence(self, seat: SeatState, grace: float | None = None) -> None:
         msg = ev.Presence(match=self.id, seat=seat.index, name=seat.name,

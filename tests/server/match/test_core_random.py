@@ -10,8 +10,9 @@ import random
 import pytest
 
 from server.match import commands as c
-from server.match.core import MatchCore, _face_down
+from server.match.core import MatchCore
 from server.match.effects import SPECTATORS, Effects
+from server.match.snapshots import face_down
 from server.replay import rebuild
 from tests.server.match.helpers import RULES, record
 
@@ -67,7 +68,7 @@ def _check(core: MatchCore, command: c.Command, fx: Effects, seq_before: int) ->
     for msg in last.values():
         assert msg["seq"] == core.seq
         view = core.state.view(msg["seat"])   # a waiting match shows its cards face down
-        assert msg["view"] == (_face_down(view) if msg["status"] == "waiting" else view)
+        assert msg["view"] == (face_down(view) if msg["status"] == "waiting" else view)
 
 
 @pytest.mark.parametrize("game", ["war", "datastructures"])

@@ -1,0 +1,126 @@
+"""Every ``snapshot`` a match sends, built through the engine's projection.
+
+:class:`SnapshotParts` is what every recipient of one change shares (the
+players, the clocks, the seeds, the public view of a game that has one, the
+projected events ...), built once per change; :func:`build` adds what is the
+seat's own (its view, its legal list, its own deadline and auto-flip pace) and
+makes the event. A War move's two snapshots used to build every part twice
+and walk the schema twice; now the shared parts are built once and the event is
+made with :func:`protocol.events.trusted` (the test suite still walks it).
+
+A game without a public view (Data Structures: a hand is private) gets each
+seat's view and events from the engine per seat, as before; only the rest is
+shared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from engine import cards
+from engine.core import Event, View
+from engine.fairness import seed_hex
+from protocol import events as ev
+
+if TYPE_CHECKING:
+    from server.match.core import MatchCore
+
+
+def face_down(value: Any) -> Any:
+    """``value`` (a view) with every card face replaced by ``"back"``: nothing of a
+    waiting match is dealt yet, so no card in its view is real."""
+    if isinstance(value, str):
+        try:
+            cards.from_str(value)
+        except ValueError:
+            return value
+        return cards.BACK
+    if isinstance(value, dict):
+        return {k: face_down(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [face_down(v) for v in value]
+    return value
+
+
+@dataclass(slots=True)
+class SnapshotParts:
+    """The parts of a snapshot every recipient of one change shares.
+
+    ``fields`` are the snapshot's fields that are the same for everyone;
+    ``public`` the spectator's view and projected events of a game with a public
+    view (None: the engine projects per seat); ``events`` the raw events.
+    """
+
+    fields: dict[str, Any]
+    events: list[Event]
+    public: tuple[View, list[Event]] | None
+
+
+def parts(core: MatchCore, events: list[Event]) -> SnapshotParts:
+    """The shared parts of the snapshots for ``events`` (the change just made)."""
+    status = core.status
+    now = core._now
+    seats = core.seats
+    result = reveal = None
+    if status == "finished":
+        outcome = core.state.outcome()
+        # a waiting match removed when its last seat left was never played
+        result = ({"winner": None, "reason": "cancelled"} if outcome is None
+                  else core._result(outcome))
+        reveal = {"seed": seed_hex(core.rec.seed), "salt": core.rec.salt}
+    fields = {
+        "match": core.id, "game": core.game.name, "seq": core.seq, "status": status,
+        "players": core.players(), "options": core.options, "commitment": core.commitment,
+        "timers": [None if s.turn_deadline is None else max(0.0, s.turn_deadline - now)
+                   for s in seats],
+        "timeouts": [s.timeouts for s in seats],
+        "timeout_limit": core.rules.timeout_forfeit,
+        "fast_forward": [s.fast_forward for s in seats] if core.game.auto_play else None,
+        "result": result, "reveal": reveal,
+        "stream": None if status == "waiting" else core.rec.stream,
+        "client_seeds": core.client_seeds(),
+    }
+    public = None
+    if core.game.public_view:
+        state = core.state
+        public = (state.view(None), state.project_events(events, None) if events else [])
+    return SnapshotParts(fields, events, public)
+
+
+def build(core: MatchCore, seat: int | None, shared: SnapshotParts,
+          cut: bool | None = None) -> ev.Snapshot:
+    """The ``snapshot`` for ``seat`` (None: a spectator) from ``shared``, the parts of
+    the current change. ``cut``: older events this seat missed were left out."""
+    if shared.public is not None:
+        view = dict(shared.public[0])
+        view["seat"] = seat
+        projected = shared.public[1]
+    else:
+        state = core.state
+        view = state.view(seat)
+        projected = state.project_events(shared.events, seat) if shared.events else []
+    fields = dict(shared.fields)
+    fields["seat"] = seat
+    fields["view"] = face_down(view) if fields["status"] == "waiting" else view
+    fields["events"] = projected
+    fields["events_cut"] = cut
+    if seat is None:
+        fields["legal"] = []
+        fields["deadline"] = _earliest(core)
+        fields["auto_flip"] = False
+        fields["auto_flip_delay"] = None
+    else:
+        own = core.seats[seat]
+        fields["legal"] = core._legal(seat) if fields["status"] == "active" else []
+        fields["deadline"] = (None if own.turn_deadline is None
+                              else max(0.0, own.turn_deadline - core._now))
+        fields["auto_flip"] = own.auto_flip
+        fields["auto_flip_delay"] = core._flip_delay(own)
+    return ev.trusted_map(ev.Snapshot, fields)
+
+
+def _earliest(core: MatchCore) -> float | None:
+    """A spectator's ``deadline``: the earliest running turn timer (None: none)."""
+    times = [s.turn_deadline for s in core.seats if s.turn_deadline is not None]
+    return max(0.0, min(times) - core._now) if times else None
