@@ -736,10 +736,17 @@ class Match:
                 driver.stop()
         if fx.close:
             self._close = True
-        if self._timer_scope is not None:
-            self._timer_scope.deadline = (-math.inf if self._close else fx.deadline
-                                          if self._hold_until is None
-                                          else self._next_deadline())
+        scope = self._timer_scope
+        if scope is not None:
+            if self._close:
+                scope.deadline = -math.inf
+            elif self._hold_until is not None:
+                scope.deadline = self._next_deadline()
+            elif fx.deadline < scope.deadline:
+                scope.deadline = fx.deadline
+            # else a later deadline (a turn timer restarted by a move) is left as it
+            # was: trio's setter costs 2 us a move, and waking early only hands the
+            # core a Tick that finds nothing due and arms the real deadline
 
     def _offer(self, turn: BotTurn) -> None:
         driver = self._drivers.get(turn.seat)
