@@ -400,6 +400,8 @@ class ClientConnection:
 
     def _backed_up(self) -> bool:
         """The outbox is more than half full, in messages or in bytes."""
+        if not self._queued:   # nothing pushed is unwritten (the usual case: no look-up)
+            return False
         return (self._out_send.statistics().current_buffer_used > self.config.outbox_size // 2
                 or self._queued_bytes > self.config.outbox_bytes // 2)
 
