@@ -33,6 +33,7 @@ ROWS: list[tuple[str, re.Pattern[str]]] = [
                                          r"ClientConnection\._send|ClientConnection\.flush) ")),
     ("read (recv syscalls)", re.compile(r"^(SocketStream\.receive_some|socket\.recv"
                                         r"(_into)?) ")),
+    ("views", re.compile(r"(\(server/match/snapshots\.py:|^trusted\w* \()")),
     ("validate (events, schema walks)", re.compile(r"\(protocol/(events|schema)\.py:")),
     ("encode", re.compile(r"^(pack|packb|encode_frame|Connection\.send|"
                           r"ClientConnection\._encode|_encode\w*|encode\w*) \(")),
@@ -44,7 +45,6 @@ ROWS: list[tuple[str, re.Pattern[str]]] = [
                                   r"Cursor\.execute|Connection\.commit|_dumps|JSONEncoder"
                                   r"\.\w+|Store\.\w+|Journal\w*\.\w+|commit_batch) \(")),
     ("digest", re.compile(r"^(\w+\.digest|rng_fingerprint|digest\w*) \(")),
-    ("views", re.compile(r"(\(server/match/snapshots\.py:|^trusted\w* \()")),
     ("views", re.compile(r"^(\w+\.view|view|_table|project_events|\w+\.project_events|"
                          r"Match\.snapshot|Match\.players|Seat\.player|\w+\._deadline_for|"
                          r"to_dict|\w+\.to_dict|steps_of|to_str|snapshot\w*|\w+\.snapshot\w*|"
