@@ -323,7 +323,7 @@ class MatchCore:
                "rated": self.rated}
         outcome = self.state.outcome() if self.status == "finished" else None
         if outcome is not None:
-            out["result"] = self._result(outcome)
+            out["result"] = self.result_of(outcome)
         return out
 
     def players(self) -> list[dict[str, Any]]:
@@ -337,6 +337,11 @@ class MatchCore:
             if seat.human(session):
                 return seat.index
         return None
+
+    @property
+    def now(self) -> float:
+        """The time of the command being handled (the task's clock, seconds)."""
+        return self._now
 
     def next_deadline(self) -> float:
         """The earliest armed timer (math.inf: none)."""
@@ -645,11 +650,12 @@ class MatchCore:
         if not req.on:
             seat.auto_at = None
         self._fx.writes.append(SaveSeat(seat.record()))
-        self._ok(req, match=self.id, delay=self._flip_delay(seat))
+        self._ok(req, match=self.id, delay=self.flip_delay(seat))
         self._update_timers(None)
         self._send_seat(seat, [])
 
-    def _flip_delay(self, seat: SeatState) -> float:
+    def flip_delay(self, seat: SeatState) -> float:
+        """The seat's auto-flip pace, seconds (its own, else the server's)."""
         return seat.flip_delay if seat.flip_delay is not None else self.rules.auto_flip_delay
 
     def _on_fast_forward(self, req: cmd.SetFastForward) -> None:
@@ -758,7 +764,7 @@ class MatchCore:
                     seat.turn_deadline = now + self.turn_timer
                 if self.game.auto_play and seat.auto_flip and seat.auto_at is None \
                         and self.fast_at is None:
-                    seat.auto_at = now + self._flip_delay(seat)
+                    seat.auto_at = now + self.flip_delay(seat)
             else:
                 seat.turn_deadline = None
                 seat.auto_at = None
@@ -925,7 +931,7 @@ class MatchCore:
             for c in changes]
         return changes
 
-    def _result(self, outcome: Any) -> dict[str, Any]:
+    def result_of(self, outcome: Any) -> dict[str, Any]:
         """``snapshot.result``: the outcome, and for a rated match its rating changes."""
         result = outcome.to_dict()
         if self.rated:
@@ -951,7 +957,7 @@ class MatchCore:
         self.window.update(self.seq, self.state.legal if active else lambda seat: [])
         self._window_at = at
 
-    def _legal(self, seat: int) -> list[dict[str, Any]]:
+    def legal_of(self, seat: int) -> list[dict[str, Any]]:
         """The seat's legal intents now (the window's copy: computed once per change)."""
         self._refresh_window()
         return self.window.legal(seat)
@@ -1035,7 +1041,7 @@ class MatchCore:
         pace = self.rules.auto_flip_delay if all(s.bot for s in self.seats) else 0.0
         for seat in self.seats:
             if seat.bot is not None:
-                legal = self._legal(seat.index) if active else []
+                legal = self.legal_of(seat.index) if active else []
                 self._fx.bots.append(BotTurn(
                     seat.index, seat.bot, self.seq, self.state.view(seat.index), legal, pace,
                     self.state.default_intent(seat.index) if legal else None))

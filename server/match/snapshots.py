@@ -15,16 +15,43 @@ shared.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from engine import cards
-from engine.core import Event, View
+from engine.core import Event, Game, Outcome, State, View
 from engine.fairness import seed_hex
 from protocol import events as ev
+from server.store import MatchRecord
 
-if TYPE_CHECKING:
-    from server.match.core import MatchCore
+
+class MatchCore(Protocol):
+    """What the snapshots read of a match (:class:`server.match.core.MatchCore`)."""
+
+    id: str
+    game: Game
+    seq: int
+    status: str
+    state: State
+    seats: Sequence[Any]   # server.match.core.SeatState
+    options: dict[str, Any]
+    commitment: str
+    rules: Any             # server.match.core.Rules
+    rec: MatchRecord
+
+    @property
+    def now(self) -> float: ...
+
+    def players(self) -> list[dict[str, Any]]: ...
+
+    def client_seeds(self) -> list[str] | None: ...
+
+    def result_of(self, outcome: Outcome) -> dict[str, Any]: ...
+
+    def legal_of(self, seat: int) -> list[dict[str, Any]]: ...
+
+    def flip_delay(self, seat: Any) -> float: ...
 
 
 def face_down(value: Any) -> Any:
@@ -60,14 +87,14 @@ class SnapshotParts:
 def parts(core: MatchCore, events: list[Event]) -> SnapshotParts:
     """The shared parts of the snapshots for ``events`` (the change just made)."""
     status = core.status
-    now = core._now
+    now = core.now
     seats = core.seats
     result = reveal = None
     if status == "finished":
         outcome = core.state.outcome()
         # a waiting match removed when its last seat left was never played
         result = ({"winner": None, "reason": "cancelled"} if outcome is None
-                  else core._result(outcome))
+                  else core.result_of(outcome))
         reveal = {"seed": seed_hex(core.rec.seed), "salt": core.rec.salt}
     fields = {
         "match": core.id, "game": core.game.name, "seq": core.seq, "status": status,
@@ -112,15 +139,15 @@ def build(core: MatchCore, seat: int | None, shared: SnapshotParts,
         fields["auto_flip_delay"] = None
     else:
         own = core.seats[seat]
-        fields["legal"] = core._legal(seat) if fields["status"] == "active" else []
+        fields["legal"] = core.legal_of(seat) if fields["status"] == "active" else []
         fields["deadline"] = (None if own.turn_deadline is None
-                              else max(0.0, own.turn_deadline - core._now))
+                              else max(0.0, own.turn_deadline - core.now))
         fields["auto_flip"] = own.auto_flip
-        fields["auto_flip_delay"] = core._flip_delay(own)
+        fields["auto_flip_delay"] = core.flip_delay(own)
     return ev.trusted_map(ev.Snapshot, fields)
 
 
 def _earliest(core: MatchCore) -> float | None:
     """A spectator's ``deadline``: the earliest running turn timer (None: none)."""
     times = [s.turn_deadline for s in core.seats if s.turn_deadline is not None]
-    return max(0.0, min(times) - core._now) if times else None
+    return max(0.0, min(times) - core.now) if times else None
