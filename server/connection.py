@@ -27,7 +27,9 @@ slow consumer, heartbeat, rate abuse, session resumed elsewhere) or the fatal
 frames.
 
 Every message is an event of :mod:`protocol.events` and goes out through
-``Connection.send`` (when it is pushed), which validates it (snapshots included).
+``Connection.send`` (when it is pushed); an event was validated when it was built
+(the match core's snapshots and oks, built with ``protocol.events.trusted``, only
+under the test suite's ``CARDSERVER_CHECK_EVENTS``).
 Transitionally, the rest of the server may still push plain message maps:
 ``Connection.send`` turns each into its event first, so they are validated the
 same way. A message that fails validation is our own bug: it is logged at ERROR
