@@ -1,6 +1,7 @@
-"""Every message the server writes is validated on the way out, snapshots included:
-an invalid one is our bug, logged at ERROR and not sent; an ``ok`` becomes
-``internal_error`` so the request is still answered. Over real TCP."""
+"""Every message the server writes is validated, snapshots included (the match core's
+own are built with ``protocol.events.trusted``, walked in every test): an invalid one
+is our bug, logged at ERROR and not sent; an ``ok`` becomes ``internal_error`` so the
+request is still answered. Over real TCP."""
 
 from __future__ import annotations
 
