@@ -119,9 +119,15 @@ def _origin(result: tournament.TournamentResult, sources: Sequence[str]) -> str:
     """Where the games come from, for the headers."""
     if sources:
         files = sources[0] if len(sources) == 1 else f"{len(sources)} files"
-        return f"{len(result.records)} games from {files}, {result.time_budget:g} s per move"
+        return (f"{len(result.records)} games from {files}, {result.time_budget:g} s per move"
+                f"{_clock_note(result)}")
     return (f"{result.games_per_pairing} games per pairing (seats swapped), "
-            f"{result.time_budget:g} s per move, seed {result.seed}")
+            f"{result.time_budget:g} s per move{_clock_note(result)}, seed {result.seed}")
+
+
+def _clock_note(result: tournament.TournamentResult) -> str:
+    """Nothing for wall time (the default), else which clock the budget was read on."""
+    return "" if result.clock == "wall" else f" ({result.clock} time)"
 
 
 def format_ladder(result: tournament.TournamentResult, rows: Sequence[LadderRow],
@@ -158,7 +164,8 @@ def format_markdown(result: tournament.TournamentResult, rows: Sequence[LadderRo
                      "seats swapped on every deal.")
     else:
         lines.append(f"`cardsim ladder {result.game} --games {result.games_per_pairing} "
-                     f"--seed {result.seed} --time-budget {result.time_budget:g}`: "
+                     f"--seed {result.seed} --time-budget {result.time_budget:g}"
+                     f"{'' if result.clock == 'wall' else f' --clock {result.clock}'}`: "
                      f"{len(result.records)} games, {result.games_per_pairing} per pairing, "
                      "seats swapped on every deal.")
     return "\n".join(lines)
@@ -174,7 +181,7 @@ def load_results(paths: Sequence[str]) -> tournament.TournamentResult:
     """
     records: list[tournament.GameRecord] = []
     bots: list[str] = []
-    game = budget = None
+    game = budget = clock = None
     for path in paths:
         with open(path, encoding="utf-8") as f:
             try:
@@ -184,11 +191,13 @@ def load_results(paths: Sequence[str]) -> tournament.TournamentResult:
         try:
             data = data.get("tournament", data)
             games = data["games"]
+            here = data.get("clock", "wall")
             if game is None:
-                game, budget = data["game"], data["time_budget"]
-            elif (data["game"], data["time_budget"]) != (game, budget):
-                raise ValueError(f"{path}: {data['game']} at {data['time_budget']} s per move, "
-                                 f"not {game} at {budget} s like the files before it")
+                game, budget, clock = data["game"], data["time_budget"], here
+            elif (data["game"], data["time_budget"], here) != (game, budget, clock):
+                raise ValueError(f"{path}: {data['game']} at {data['time_budget']} s per move "
+                                 f"({here} time), not {game} at {budget} s ({clock} time) "
+                                 "like the files before it")
             for name in data["bots"]:
                 if name not in bots:
                     bots.append(name)
@@ -201,7 +210,8 @@ def load_results(paths: Sequence[str]) -> tournament.TournamentResult:
     if game is None:
         raise ValueError("no file given")
     per_pair = max(row.games for row in tournament.tabulate(records, bots)) if records else 0
-    return tournament.TournamentResult(game, bots, per_pair, 0, budget, {}, records)  # type: ignore[arg-type]
+    return tournament.TournamentResult(game, bots, per_pair, 0, budget, {}, records,  # type: ignore[arg-type]
+                                       clock=clock or "wall")
 
 
 def to_json(result: tournament.TournamentResult, rows: Sequence[LadderRow]) -> dict[str, Any]:
@@ -260,7 +270,7 @@ def run(args: argparse.Namespace) -> int:
                   enabled=False if args.no_progress else None) as progress:
         result = tournament.run_tournament(args.game, bots, args.games, args.seed, options,
                                            args.time_budget, max(1, args.jobs),
-                                           progress.advance)
+                                           progress.advance, args.clock)
     return _report(args, result, [])
 
 

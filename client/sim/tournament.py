@@ -109,6 +109,13 @@ class TournamentResult:
     records: list[GameRecord] = field(default_factory=list)
     seconds: float = 0.0
     jobs: int = 1
+    clock: str = "wall"
+
+
+#: The clocks a time budget can be measured on (``--clock``): ``wall`` is elapsed
+#: time, so other load on the machine cuts what a bot gets; ``cpu`` is the CPU time
+#: of the thread playing the game, which does not depend on the machine's other load.
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.thread_time}
 
 
 # ---------------------------------------------------------------- statistics
@@ -235,30 +242,33 @@ def schedule(bots: Sequence[str], games: int, seed: int) -> list[GameJob]:
 
 
 def play_game(game: str, job: GameJob, options: dict[str, Any] | None = None,
-              time_budget: float = DEFAULT_TIME_BUDGET) -> GameRecord:
+              time_budget: float = DEFAULT_TIME_BUDGET, clock: str = "wall") -> GameRecord:
     """Play one game to its end through the engine.
 
     Each bot gets only its seat's view and legal intents. When both seats may
-    move (War), seat 0's choice is applied first.
+    move (War), seat 0's choice is applied first. ``clock`` names the clock of
+    :data:`CLOCKS` that the time budget and the recorded thinking time are read on.
 
     Raises:
         RuntimeError: a strategy returned an intent that is not legal, or the
             game did not end within :data:`MAX_MOVES` intents.
         engine.core.RuleError: unknown game or bad options.
+        KeyError: an unknown clock.
     """
     from engine.registry import get_game
 
+    now = CLOCKS[clock]
     engine_game = get_game(game)
     state = engine_game.new_state(job.seed, engine_game.normalize_options(options or {}))
-    players = [timed(get_strategy(name, seed=s), time_budget, clock=time.perf_counter)
+    players = [timed(get_strategy(name, seed=s), time_budget, clock=now)
                for name, s in zip(job.bots, job.strategy_seeds, strict=True)]
     think = [0.0, 0.0]
     decisions = [0, 0]
 
     def choose(state: State, seat: int, legal: list[dict[str, Any]]) -> dict[str, Any]:
-        started = time.perf_counter()
+        started = now()
         intent = players[seat].choose(game, seat, state.view(seat), legal)
-        think[seat] += time.perf_counter() - started
+        think[seat] += now() - started
         decisions[seat] += 1
         if intent not in legal:
             raise RuntimeError(f"game {job.index}: {job.bots[seat]} chose an illegal "
@@ -277,18 +287,21 @@ def play_game(game: str, job: GameJob, options: dict[str, Any] | None = None,
                       (think[0], think[1]), (decisions[0], decisions[1]))
 
 
-def _play_chunk(args: tuple[str, list[GameJob], dict[str, Any], float]) -> list[GameRecord]:
-    game, jobs, options, time_budget = args
-    return [play_game(game, job, options, time_budget) for job in jobs]
+def _play_chunk(args: tuple[str, list[GameJob], dict[str, Any], float, str]
+                ) -> list[GameRecord]:
+    game, jobs, options, time_budget, clock = args
+    return [play_game(game, job, options, time_budget, clock) for job in jobs]
 
 
 def play_all(game: str, jobs: Sequence[GameJob], options: dict[str, Any] | None = None,
              time_budget: float = DEFAULT_TIME_BUDGET, workers: int = 1,
-             on_done: Callable[[int], None] | None = None) -> list[GameRecord]:
+             on_done: Callable[[int], None] | None = None,
+             clock: str = "wall") -> list[GameRecord]:
     """Play every job; ``workers > 1`` spreads them over that many processes.
 
     Args:
         on_done: called with the number of games just finished (progress).
+        clock: the clock of the time budget (:data:`CLOCKS`).
 
     Returns:
         The records in job order.
@@ -297,14 +310,14 @@ def play_all(game: str, jobs: Sequence[GameJob], options: dict[str, Any] | None 
     records: list[GameRecord] = []
     if workers <= 1 or len(jobs) <= 1:
         for job in jobs:
-            records.append(play_game(game, job, opts, time_budget))
+            records.append(play_game(game, job, opts, time_budget, clock))
             if on_done:
                 on_done(1)
         return records
     chunk = max(1, min(8, len(jobs) // (workers * 8) or 1))
     chunks = [list(jobs[i:i + chunk]) for i in range(0, len(jobs), chunk)]
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for done in _as_completed(pool, [(game, c, opts, time_budget) for c in chunks]):
+        for done in _as_completed(pool, [(game, c, opts, time_budget, clock) for c in chunks]):
             records.extend(done)
             if on_done:
                 on_done(len(done))
@@ -313,7 +326,7 @@ def play_all(game: str, jobs: Sequence[GameJob], options: dict[str, Any] | None 
 
 
 def _as_completed(pool: ProcessPoolExecutor,
-                  tasks: list[tuple[str, list[GameJob], dict[str, Any], float]]
+                  tasks: list[tuple[str, list[GameJob], dict[str, Any], float, str]]
                   ) -> Iterator[list[GameRecord]]:
     from concurrent.futures import as_completed
 
@@ -325,20 +338,23 @@ def _as_completed(pool: ProcessPoolExecutor,
 def run_tournament(game: str, bots: Sequence[str], games: int, seed: int = 0,
                    options: dict[str, Any] | None = None,
                    time_budget: float = DEFAULT_TIME_BUDGET, workers: int = 1,
-                   on_done: Callable[[int], None] | None = None) -> TournamentResult:
-    """Schedule and play a whole tournament.
+                   on_done: Callable[[int], None] | None = None,
+                   clock: str = "wall") -> TournamentResult:
+    """Schedule and play a whole tournament (``clock``: see :data:`CLOCKS`).
 
     Raises:
-        ValueError: bad bot list or game count (see :func:`schedule`), or an
-            unknown strategy name.
+        ValueError: bad bot list or game count (see :func:`schedule`), an
+            unknown strategy name or an unknown clock.
     """
+    if clock not in CLOCKS:
+        raise ValueError(f"unknown clock {clock!r}; known: {', '.join(CLOCKS)}")
     for name in bots:
         get_strategy(name)  # raises ValueError for unknown names
     jobs = schedule(bots, games, seed)
     started = time.perf_counter()
-    records = play_all(game, jobs, options, time_budget, workers, on_done)
+    records = play_all(game, jobs, options, time_budget, workers, on_done, clock)
     return TournamentResult(game, list(bots), games, seed, time_budget, dict(options or {}),
-                            records, time.perf_counter() - started, workers)
+                            records, time.perf_counter() - started, workers, clock)
 
 
 # ---------------------------------------------------------------- output
@@ -347,12 +363,17 @@ def _pct(x: float | None) -> str:
     return "   -" if x is None else f"{100 * x:5.1f}%"
 
 
+#: How a table names each clock of :data:`CLOCKS`.
+_CLOCK_WORDS = {"wall": "wall time", "cpu": "CPU time"}
+
+
 def format_table(result: TournamentResult) -> str:
     """The human-readable table: one row per pairing, then the Elo list."""
     rows = tabulate(result.records, result.bots)
     lines = [
         f"{result.game}: {len(result.records)} games, {result.games_per_pairing} per pairing "
-        f"(seats swapped), seed {result.seed}, search budget {result.time_budget:g} s/move, "
+        f"(seats swapped), seed {result.seed}, search budget {result.time_budget:g} s/move "
+        f"({_CLOCK_WORDS[result.clock]}), "
         f"{result.seconds:.1f} s on {result.jobs} process(es)",
         "",
         f"{'A':>8} {'B':>8} {'games':>6} {'A wins':>7} {'B wins':>7} {'draws':>6} "
@@ -375,7 +396,8 @@ def format_table(result: TournamentResult) -> str:
         moves = [r.decisions[s] for r in result.records for s in (0, 1) if r.bots[s] == name]
         secs = [r.think[s] for r in result.records for s in (0, 1) if r.bots[s] == name]
         per_move = sum(secs) / sum(moves) if sum(moves) else 0.0
-        lines.append(f"  {name:>8} {rating:+7.0f}   ({1000 * per_move:.2f} ms per decision)")
+        lines.append(f"  {name:>8} {rating:+7.0f}   ({1000 * per_move:.2f} ms per decision, "
+                     f"{_CLOCK_WORDS[result.clock]})")
     return "\n".join(lines)
 
 
@@ -392,7 +414,8 @@ def to_json(result: TournamentResult) -> dict[str, Any]:
         })
     return {
         "game": result.game, "bots": result.bots, "games_per_pairing": result.games_per_pairing,
-        "seed": result.seed, "time_budget": result.time_budget, "options": result.options,
+        "seed": result.seed, "time_budget": result.time_budget, "clock": result.clock,
+        "options": result.options,
         "seconds": result.seconds, "processes": result.jobs,
         "table": table, "elo": elo_ratings(result.records, result.bots),
         "games": [{**asdict(r), "seed": format(r.seed, "064x")} for r in result.records],
@@ -412,6 +435,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="tournament seed (default %(default)s)")
     parser.add_argument("--time-budget", type=float, default=0.05, metavar="SECONDS",
                         help="search time per move in seconds (default %(default)s)")
+    parser.add_argument("--clock", choices=list(CLOCKS), default="wall",
+                        help="the clock the time budget is read on: wall (elapsed) time, or the "
+                             "CPU time of the process playing the game, which other load on the "
+                             "machine does not cut (default %(default)s)")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                         help="a game option, e.g. --option cap=200 (repeatable)")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
@@ -461,7 +488,8 @@ def run(args: argparse.Namespace) -> int:
     with Progress(len(jobs), label=f"tournament {args.game}",
                   enabled=False if args.no_progress else None) as progress:
         result = run_tournament(args.game, bots, args.games, args.seed, options,
-                                args.time_budget, max(1, args.jobs), progress.advance)
+                                args.time_budget, max(1, args.jobs), progress.advance,
+                                args.clock)
     if args.json:
         print(json.dumps(to_json(result), indent=2))
     else:

@@ -94,4 +94,13 @@ def test_ladder_from_saved_tournaments_ranks_their_games(capsys, tmp_path) -> No
     other.write_text(capsys.readouterr().out)
     assert main(["ladder", "datastructures", "--from", files[0], "--from", str(other)]) == 2
     assert "not datastructures at 0.002 s" in capsys.readouterr().err
+    assert main(["tournament", "datastructures", "--bots", "random,greedy", "--games", "2",
+                 "--time-budget", "0.002", "--clock", "cpu", "--jobs", "1", "--no-progress",
+                 "--option", "cap=30", "--json"]) == 0
+    cpu = tmp_path / "cpu.json"
+    cpu.write_text(capsys.readouterr().out)
+    assert main(["ladder", "datastructures", "--from", files[0], "--from", str(cpu)]) == 2
+    assert "(cpu time), not datastructures at 0.002 s (wall time)" in capsys.readouterr().err
+    assert main(["ladder", "datastructures", "--from", str(cpu), "--markdown"]) == 0
+    assert "(cpu time)" in capsys.readouterr().out
     assert main(["ladder", "datastructures", "--from", str(tmp_path / "missing.json")]) == 2

@@ -83,3 +83,39 @@ def test_seats_are_what_the_job_says() -> None:
     record = play_game("datastructures", job)
     assert record.bots == ("greedy", "random")
     assert record.decisions[0] > 0 and record.decisions[1] > 0
+
+
+def test_cpu_clock_budgets_and_times_on_the_thread_cpu_time(capsys, monkeypatch) -> None:
+    """``--clock cpu`` reads the budget and the thinking time on the CPU-time clock."""
+    import time
+
+    from client.sim import tournament
+
+    calls = []
+
+    def cpu() -> float:
+        calls.append(1)
+        return time.thread_time()
+
+    monkeypatch.setitem(tournament.CLOCKS, "cpu", cpu)
+    record = play_game("datastructures", GameJob(0, ("search", "greedy"), 7, (1, 2)),
+                       {"cap": 20}, 0.002, "cpu")
+    assert calls and record.think[0] > 0
+    before = len(calls)
+    play_game("datastructures", GameJob(0, ("search", "greedy"), 7, (1, 2)), {"cap": 20}, 0.002)
+    assert len(calls) == before  # the wall clock is the default
+    assert run(_args("datastructures", "--bots", "greedy,search", "--games", "2",
+                     "--time-budget", "0.002", "--jobs", "1", "--clock", "cpu", "--json",
+                     "--option", "cap=20", "--no-progress")) == 0
+    assert json.loads(capsys.readouterr().out)["clock"] == "cpu"
+    assert run(_args("datastructures", "--bots", "greedy,search", "--games", "2",
+                     "--time-budget", "0.002", "--jobs", "1", "--clock", "cpu",
+                     "--option", "cap=20", "--no-progress")) == 0
+    assert "s/move (CPU time)" in capsys.readouterr().out
+
+
+def test_an_unknown_clock_is_refused() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="unknown clock"):
+        run_tournament("datastructures", ["random", "greedy"], 2, clock="sundial")
