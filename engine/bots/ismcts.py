@@ -33,9 +33,10 @@ One *iteration* (the budget counts them) is one sampled world:
 4. **Expand**: add one untried legal move -- greedy's favourite among them
    when ``prior_order`` is on, else a random one -- with its prior.
 5. **Play out**: from there, the playout policy moves both seats until the
-   ``horizon``-th turn end after the root (2: to the end of the opponent's next
-   turn; the tree itself stops at the horizon too, so every line is scored at
-   the same point of the game and costs at most one playout to it), then
+   ``horizon``-th turn end after the root (3: through the opponent's next turn
+   to the end of the seat's own next one; the tree itself stops at the horizon
+   too, so every line is scored at the same point of the game and costs at most
+   one playout to it), then
    :func:`engine.bots.search.evaluate` scores the position (cards on arrays
    and reachable next turn, both seats).
 6. **Back up**: each root move's score is set against the mean score of all
@@ -64,9 +65,32 @@ goes on from that subtree instead of starting afresh.
 
 Measured (decided games; 2 shared, loaded cores, so small runs are noisy):
 
-- final, 0.05 s per move, 400 games each: 205:195 against ``search`` (51.2%,
-  95% 46.4-56.1%), 274:126 against ``greedy`` (68.5%, 63.8-72.9%); about 40
-  worlds per decision (median).
+- final, horizon 3, 0.05 s of CPU time per move (``cardsim tournament
+  --clock cpu``; 10-game runs on 2 shared, heavily loaded cores, cut at the
+  deadline, so fewer than the 400 planned): 138:102 against ``search`` (240
+  games, 57.5%, 95% 51.2-63.6%, Elo +53), 176:54 against ``greedy`` (230
+  games, 76.5%, 70.6-81.5%, Elo +205). The goals (60% and 85%) are not met;
+  about 110 worlds per decision (median, below).
+- before, horizon 2, 0.05 s of wall time per move on a heavily loaded machine,
+  400 games each: 205:195 against ``search`` (51.2%, 95% 46.4-56.1%), 274:126
+  against ``greedy`` (68.5%, 63.8-72.9%); about 40 worlds per decision then.
+- iterations: on the CPU clock a world costs ``ismcts`` what it costs
+  ``search`` (102 positions from greedy games, 70 with a choice, 0.05 s each:
+  median 184 worlds at horizon 2, 175 for ``search``; 110 at horizon 3); the
+  40 against 150 above was wall time under other load. cProfile of a decision
+  at horizon 2: playouts 44% (greedy's choice and its board 24%), the tree's
+  own descent with its moves applied 35%, determinizing 10%, scoring 5%.
+  More worlds do not pay at these counts: ``search`` with twice the time of
+  another ``search`` (0.02 against 0.01 s) won 48:52 (100 games), so no
+  faster simulation path was built.
+- steps at 0.01 s of CPU time against ``search``, 100 games per seed, the
+  same deals for each variant: horizon 2 44:56 (seed 11) and 51:49 (seed
+  12); horizon 3 56:44 and 52:48 (kept); horizon 4 51:49 (seed 12); horizon
+  3 without branching below the root 45:55 (seed 12); horizon 2 without
+  branching 47:53, reward scale 6 49:51 (seed 11).
+- not tried: re-using a few worlds over several iterations, and root
+  parallelisation (it would give this strategy a core that ``search`` does not
+  get at the same budget per move).
 - steps, the plain variant at 150 iterations per decision against ``greedy``,
   40 games each: random playouts, no priors 30:10; greedy playouts 29:11;
   centred rewards and exploration 0.2 26:14; greedy's priors as progressive
