@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""A War move's journal row through the SQLite store, in process: CPU per row.
+
+    .venv/bin/python scripts/bench_store.py [--rows 5000] [--rounds 5] [--batch 1 10]
+        [--base /path/to/other/checkout]
+
+What :meth:`server.store.Store.append` costs for the row a War flip writes (the
+intent, the digest, both seats' timers) inside :meth:`Store.transaction`, with
+``--batch`` rows per transaction (1: a ping-pong, each command alone; 10: a busy
+server's group commit), on a file store in WAL mode as the server opens it (the
+same ``synchronous`` setting: nothing weakened for the benchmark). Each round
+uses a fresh store in a temporary folder and the best round is kept. With
+``--base`` the same rows run against that checkout's code in a subprocess,
+rounds alternating, and the ratio is printed. Exit status 0, or 2 when a run fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_rows(rows: int, batch: int) -> float:
+    """CPU seconds (process time) for ``rows`` journal rows, ``batch`` per transaction."""
+    from server.store import JournalEntry, MatchRecord, SeatTimers, Store
+
+    with tempfile.TemporaryDirectory() as folder:
+        store = Store(Path(folder) / "bench.db")
+        try:
+            store.create_match(MatchRecord("m1", "war", {}, 1, "ab" * 16, 120, "forfeit",
+                                           "active", 1.0))
+            seq = 0
+            start = time.process_time()
+            for _ in range(rows // batch):
+                with store.transaction():
+                    for _ in range(batch):
+                        seq += 1
+                        timers = (SeatTimers(0, 1000.0 + seq, None, 0),
+                                  SeatTimers(1, 1000.5 + seq, None, 0))
+                        store.append("m1", JournalEntry(seq, "intent", seq % 2, {"type": "flip"},
+                                                        None, "seat", 1.0 + seq, "ab" * 32,
+                                                        timers))
+            return time.process_time() - start
+        finally:
+            store.close()
+
+
+def child(args: argparse.Namespace) -> int:
+    """Run one round per batch size in this process (the code on sys.path); print JSON."""
+    run_rows(min(500, args.rows), 1)  # warm up
+    print(json.dumps({str(b): run_rows(args.rows, b) for b in args.batch}))
+    return 0
+
+
+def measure(checkout: Path, args: argparse.Namespace) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    out = subprocess.run([sys.executable, __file__, "--child", "--rows", str(args.rows),
+                          "--batch", *map(str, args.batch)],
+                         env=env, cwd=checkout, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"{checkout}: {out.stderr.strip()[-2000:]}")
+    return json.loads(out.stdout)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=5000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--batch", type=int, nargs="+", default=[1, 10])
+    parser.add_argument("--base", type=Path, help="another checkout to compare with")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        return child(args)
+    builds = [("this", ROOT)] + ([("base", args.base.resolve())] if args.base else [])
+    best: dict[tuple[str, str], float] = {}
+    try:
+        for _ in range(args.rounds):  # alternate: the machine's load hits both alike
+            for name, path in builds:
+                for batch, got in measure(path, args).items():
+                    key = (name, batch)
+                    best[key] = min(best.get(key, got), got)
+    except RuntimeError as exc:
+        print(f"bench_store: {exc}", file=sys.stderr)
+        return 2
+    load = os.getloadavg()[0]
+    for batch in map(str, args.batch):
+        for name, path in builds:
+            print(f"{name:5} {path}: {1e6 * best[name, batch] / args.rows:6.2f} µs CPU per row, "
+                  f"{batch} per transaction (best of {args.rounds})")
+        if args.base:
+            print(f"this / base, {batch} per transaction: "
+                  f"{best['this', batch] / best['base', batch]:.3f}")
+    print(f"(load average {load:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
