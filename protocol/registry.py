@@ -129,6 +129,7 @@ def register(mtype: str, *directions: str, request: bool = False) -> Callable[[t
         )
         cls.KEYS = frozenset({"type", *(s.name for s in cls.FIELDS)})
         cls.SCHEMA = Struct({s.name: F(s.check, s.required, s.doc) for s in cls.FIELDS})
+        cls.to_wire = _make_to_wire(cls)  # type: ignore[method-assign]
         for direction in directions:
             if mtype in EVENTS[direction]:
                 raise ValueError(f"two events for {mtype!r} {direction}")
@@ -136,6 +137,26 @@ def register(mtype: str, *directions: str, request: bool = False) -> Callable[[t
         return cls
 
     return wrap
+
+
+def _make_to_wire(cls: type[Event]) -> Callable[[Event], dict[str, Any]]:
+    """``cls.to_wire`` as straight-line code (as :mod:`dataclasses` makes ``__init__``):
+    the same map as :meth:`Event.to_wire`, in the same order, without a loop over
+    :attr:`Event.FIELDS` and a ``getattr`` per field (2.6 of a snapshot's 3 µs)."""
+    lines = [f"def to_wire(self):\n    msg = {{'type': {cls.TYPE!r}}}"]
+    for spec in cls.FIELDS:   # names of dataclass fields: identifiers
+        if spec.required:
+            lines.append(f"    msg[{spec.name!r}] = self.{spec.name}")
+        else:
+            lines.append(f"    value = self.{spec.name}\n"
+                         f"    if value is not None:\n        msg[{spec.name!r}] = value")
+    lines.append("    return msg")
+    namespace: dict[str, Any] = {}
+    exec("\n".join(lines), {}, namespace)  # noqa: S102 - our own field names only
+    to_wire = namespace["to_wire"]
+    to_wire.__qualname__ = f"{cls.__qualname__}.to_wire"
+    to_wire.__doc__ = Event.to_wire.__doc__
+    return to_wire
 
 
 def _echo(msg: Mapping[str, Any]) -> int | None:
