@@ -6,7 +6,7 @@ from __future__ import annotations
 import trio
 import trio.testing
 
-from tests.server.helpers import Closed, TestClient
+from tests.server.helpers import Closed, TestClient, frame
 
 QUIET = dict(ping_interval=1000.0, ping_timeout=1000.0)
 LONG = 500.0
@@ -44,6 +44,28 @@ async def test_silent_peer_is_dropped(start_server, nursery, autojump_clock) -> 
     assert seen[-1]["reason"] == "heartbeat_timeout"
     assert 5.0 <= elapsed <= 6.0
     assert sum(m["type"] == "ping" for m in seen) >= 2
+
+
+async def test_heartbeat_counts_from_the_last_frame_read_after_a_busy_reader(
+        start_server, nursery, autojump_clock) -> None:
+    """The bound runs while the reader waits for the peer's bytes: a reader held
+    past it (its address's throttle) is not a silent peer, and a frame it then
+    finds already read restarts the bound from the moment it reads it."""
+    server = await start_server(ping_interval=2.0, ping_timeout=3.0, address_rate=0.1,
+                                address_burst=1)
+    client = await _client(server, nursery, "throttled")
+    client.answer_pings = False
+    start = trio.current_time()
+    # one write: the second request waits 10 s for its address's share (past the
+    # 5 s bound), and the pong behind it is read only after that
+    await client.send_raw(frame({"type": "games", "id": 1}) + frame({"type": "games", "id": 2})
+                          + frame({"type": "pong", "id": 1}))
+    seen = await _until_closed(client)
+    elapsed = trio.current_time() - start
+    replies = [m for m in seen if m["type"] != "ping"]
+    assert [(m["type"], m.get("id")) for m in replies] == [("ok", 1), ("ok", 2), ("bye", None)]
+    assert replies[-1]["reason"] == "heartbeat_timeout"
+    assert 14.9 <= elapsed <= 15.5, elapsed   # the pong read at 10 s, + 5 s
 
 
 async def test_answering_peer_stays(start_server, nursery, autojump_clock) -> None:
