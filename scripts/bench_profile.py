@@ -32,7 +32,7 @@ ROWS: list[tuple[str, re.Pattern[str]]] = [
     ("write (send syscalls)", re.compile(r"^(SocketStream\.send_all|socket\.send|"
                                          r"ClientConnection\._send|ClientConnection\.flush) ")),
     ("read (recv syscalls)", re.compile(r"^(SocketStream\.receive_some|socket\.recv"
-                                        r"(_into)?) ")),
+                                        r"(_into)?|ClientConnection\._read) ")),
     ("views", re.compile(r"(\(server/match/snapshots\.py:|^trusted\w* \()")),
     ("validate (events, schema walks)", re.compile(r"\(protocol/(events|schema)\.py:")),
     ("encode", re.compile(r"^(pack|packb|encode_frame|Connection\.send|"

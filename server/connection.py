@@ -320,8 +320,9 @@ class ClientConnection:
     async def _read(self) -> bytes:
         """The next bytes from the peer; b"" once it has closed or the stream broke.
 
-        A plain socket is waited on and read directly: ``receive_some`` would first
-        try a read that fails (the peer waits for our reply), then wait, then read.
+        A plain socket is read directly, and waited on only when it has nothing:
+        what ``receive_some`` does, without its checkpoints around a read that
+        found bytes (the reader checkpoints every :data:`READER_SLICE` itself).
         """
         fd = self._fd
         if fd is None:   # TLS, in-memory streams
@@ -331,14 +332,14 @@ class ClientConnection:
                 return b""
         while True:
             try:
-                await trio.lowlevel.wait_readable(fd)
-            except trio.ClosedResourceError:
-                return b""
-            try:
                 return os.read(fd, READ_SIZE)
             except BlockingIOError:
-                continue
+                pass
             except OSError:   # reset by the peer
+                return b""
+            try:
+                await trio.lowlevel.wait_readable(fd)
+            except trio.ClosedResourceError:
                 return b""
 
     async def _watch_silence(self, task_status: trio.TaskStatus[trio.CancelScope]
