@@ -25,13 +25,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_ab import run_builds, run_child  # noqa: E402
 
 
 def run_moves(moves: int, protocol: int) -> float:
@@ -102,14 +103,11 @@ def child(args: argparse.Namespace) -> int:
     return 0
 
 
-def measure(checkout: Path, args: argparse.Namespace, rounds: int) -> list[float]:
-    env = {**os.environ, "PYTHONPATH": str(checkout)}
-    out = subprocess.run([sys.executable, __file__, "--child", "--moves", str(args.moves),
-                          "--rounds", str(rounds), "--protocol", str(args.protocol)],
-                         env=env, cwd=checkout, capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        raise RuntimeError(f"{checkout}: {out.stderr.strip()[-2000:]}")
-    return json.loads(out.stdout)
+def measure(checkout: Path, args: argparse.Namespace) -> dict[str, float]:
+    """One round in a subprocess running ``checkout``'s code."""
+    got = run_child(__file__, checkout, ["--moves", str(args.moves), "--rounds", "1",
+                                         "--protocol", str(args.protocol)])
+    return {"moves": min(got)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,27 +115,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--moves", type=int, default=4000)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--protocol", type=int, default=1, choices=[1, 2])
-    parser.add_argument("--base", type=Path, help="another checkout to compare with")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.child:
-        return child(args)
-    builds = [("this", ROOT)] + ([("base", args.base.resolve())] if args.base else [])
-    best: dict[str, float] = {}
-    try:
-        for _ in range(args.rounds):  # alternate: the machine's load hits both alike
-            for name, path in builds:
-                got = min(measure(path, args, 1))
-                best[name] = min(best.get(name, got), got)
-    except RuntimeError as exc:
-        print(f"bench_move: {exc}", file=sys.stderr)
-        return 2
+    ran = run_builds(parser, argv, ROOT, child, measure)
+    if isinstance(ran, int):
+        return ran
+    args, builds, best = ran
     load = os.getloadavg()[0]
     for name, path in builds:
-        print(f"{name:5} {path}: {1e6 * best[name] / args.moves:7.1f} µs CPU per move "
+        print(f"{name:5} {path}: {1e6 * best[name, 'moves'] / args.moves:7.1f} µs CPU per move "
               f"(best of {args.rounds}, protocol {args.protocol})")
     if args.base:
-        print(f"this / base: {best['this'] / best['base']:.3f}   (load average {load:.2f})")
+        print(f"this / base: {best['this', 'moves'] / best['base', 'moves']:.3f}   (load average {load:.2f})")
     return 0
 
 

@@ -19,13 +19,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_ab import run_builds, run_child  # noqa: E402
 
 
 def run_rows(rows: int, batch: int) -> float:
@@ -61,13 +62,9 @@ def child(args: argparse.Namespace) -> int:
 
 
 def measure(checkout: Path, args: argparse.Namespace) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": str(checkout)}
-    out = subprocess.run([sys.executable, __file__, "--child", "--rows", str(args.rows),
-                          "--batch", *map(str, args.batch)],
-                         env=env, cwd=checkout, capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        raise RuntimeError(f"{checkout}: {out.stderr.strip()[-2000:]}")
-    return json.loads(out.stdout)
+    """One round per batch size in a subprocess running ``checkout``'s code."""
+    return run_child(__file__, checkout, ["--rows", str(args.rows),
+                                          "--batch", *map(str, args.batch)])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,22 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--batch", type=int, nargs="+", default=[1, 10])
-    parser.add_argument("--base", type=Path, help="another checkout to compare with")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.child:
-        return child(args)
-    builds = [("this", ROOT)] + ([("base", args.base.resolve())] if args.base else [])
-    best: dict[tuple[str, str], float] = {}
-    try:
-        for _ in range(args.rounds):  # alternate: the machine's load hits both alike
-            for name, path in builds:
-                for batch, got in measure(path, args).items():
-                    key = (name, batch)
-                    best[key] = min(best.get(key, got), got)
-    except RuntimeError as exc:
-        print(f"bench_store: {exc}", file=sys.stderr)
-        return 2
+    ran = run_builds(parser, argv, ROOT, child, measure)
+    if isinstance(ran, int):
+        return ran
+    args, builds, best = ran
     load = os.getloadavg()[0]
     for batch in map(str, args.batch):
         for name, path in builds:
