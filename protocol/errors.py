@@ -173,7 +173,9 @@ CODES: dict[str, CodeInfo] = {
     "unavailable": CodeInfo(
         _N, False, "cluster mode: Redis did not answer; the request was not carried out "
         "(nothing of it was acknowledged; `create`/`queue` are refused while Redis is "
-        "unreachable); retry after a while"),
+        "unreachable); retry after a while. Also: the node that runs the match is "
+        "unreachable (its lease is gone: not carried out), or did not answer a relayed "
+        "request within 5 s (it may have been carried out: act on the next snapshot)"),
     "match_moved": CodeInfo(
         _N, False, "cluster mode: another node runs the match now (this node was presumed "
         "dead and its matches were adopted); the request was not carried out. As a `bye` "
