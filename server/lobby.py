@@ -24,13 +24,16 @@ from engine import fairness
 from engine.core import RuleError
 from engine.registry import game_names, get_game
 from protocol import events as ev
-from protocol.errors import LocalProtocolError, Refusal, RemoteProtocolError
+from protocol.errors import LocalProtocolError, ProtocolError, Refusal, RemoteProtocolError
 from server import ratings, records, tokens
 from server.account_requests import ACCOUNT_ROUTES
 from server.accounts import AccountError, Accounts
 from server.cluster.adoption import Adoption
+from server.cluster.directory import Directory
 from server.cluster.journal import JournalError, RedisJournal
+from server.cluster.matchmaking import Matchmaker, Partner
 from server.cluster.node import ClusterNode
+from server.cluster.relay import Relay
 from server.cluster.sessions import RedisSessions, SessionStore, StoreSessions
 from server.config import ServerConfig
 from server.direct import DIRECT
@@ -74,6 +77,11 @@ class Lobby:
         self.store = store
         #: this node of a cluster (None: a single server); set before :meth:`start`
         self.cluster: ClusterNode | None = None
+        #: in cluster mode (set at :meth:`start`): the relay to other nodes' matches,
+        #: the cluster-wide listing and the cross-node casual queues
+        self.relay: Relay | None = None
+        self.directory: Directory | None = None
+        self.matchmaker: Matchmaker | None = None
         #: where sessions and resume tokens live (Redis in cluster mode: set by start)
         self.session_store: SessionStore = StoreSessions(store, config.session_ttl)
         #: cluster mode: the match journals in Redis, and adoption (set by start)
@@ -135,9 +143,23 @@ class Lobby:
                       ", ".join(sorted(self.damaged)))
         nursery.start_soon(self._sweep_sessions)
 
+    async def _start_routing(self, nursery: trio.Nursery) -> None:
+        """Cluster mode: run the relay (listening before anything is served), the
+        lobby index's updates and the queues' background removals in ``nursery``."""
+        assert self.cluster is not None
+        self.relay = Relay(self.cluster, self)
+        self.relay.on_paired = self._paired_elsewhere
+        self.directory = Directory(self.cluster, self.matches)
+        self.matchmaker = Matchmaker(self.cluster)
+        self.matchmaker.start(nursery)
+        await nursery.start(self.relay.run)
+        nursery.start_soon(self.directory.run)
+
     async def _start_cluster(self, nursery: trio.Nursery, node: ClusterNode) -> None:
         """Cluster mode: sessions and match journals in Redis, the awaited group
-        commit, and adoption (this node's previous incarnation's matches first)."""
+        commit, and adoption (this node's previous incarnation's matches first);
+        the relay and the cluster-wide lobby and queues before anything else."""
+        await self._start_routing(nursery)
         self.journal = RedisJournal(node.redis, node.name)
         self.session_store = RedisSessions(node.redis, node.name, self.config.session_ttl,
                                            nursery)
@@ -229,6 +251,8 @@ class Lobby:
         return None if account is None else self.store.account(account)
 
     def _match_closed(self, match: Match) -> None:
+        if self.relay is not None:
+            self.relay.closed(match)
         if self.matches.get(match.id) is match:
             del self.matches[match.id]
             self.listing.changed()
@@ -371,13 +395,23 @@ class Lobby:
                 await match.submit(cmd.Attach(session.id), session)
             except MatchClosed:
                 pass
+        if self.relay is not None:
+            try:
+                await self.relay.attached(session)  # and the matches other nodes run
+            except coredis.exceptions.RedisError as exc:
+                log.warning("session %s: cannot look up its matches on other nodes: %s",
+                            session.id, exc)
 
     def detach(self, session: Session, client: Outbox) -> None:
         """The connection ``client`` of ``session`` is gone (synchronous, never fails)."""
         if session.client is not client:
             return
         session.client = None
+        if self.matchmaker is not None:
+            self.matchmaker.leave_soon(session.id, session.queued)
         self._unqueue(session, None)
+        if self.relay is not None:
+            self.relay.detached(session)  # the owners of its other nodes' matches
         for match_id in session.match_ids():
             match = self.matches.get(match_id)
             if match is not None:
@@ -400,14 +434,21 @@ class Lobby:
         if self.cluster is not None and mtype in CLUSTER_UNSUPPORTED:
             raise Refusal("not_supported", f"{mtype} is {CLUSTER_ONLY_GUESTS}", "type")
         route = LOBBY_ROUTES.get(mtype)
-        if route is not None:
-            await route(self, session, msg.get("id"), msg)
-        elif mtype in MATCH_COMMANDS:
-            await self._to_match(session, msg)
-        elif mtype == "hello":
-            raise RemoteProtocolError("bad_message", "hello is only the first message", "type")
-        else:
+        if route is None and mtype not in MATCH_COMMANDS:
+            if mtype == "hello":
+                raise RemoteProtocolError("bad_message", "hello is only the first message",
+                                          "type")
             raise RemoteProtocolError("unknown_type", f"unknown message type {mtype!r}", "type")
+        try:
+            if route is not None:
+                await route(self, session, msg.get("id"), msg)
+            else:
+                await self._to_match(session, msg)
+        except coredis.exceptions.RedisError as exc:  # cluster mode only
+            log.warning("request %s from %s: Redis failed: %s", mtype, session.id, exc)
+            refusal = _unavailable("type")
+            refusal.match = msg.get("match")
+            raise refusal from None
 
     async def _games(self, session: Session, rid: int | None, msg: dict[str, Any]) -> None:
         self._ok(session, rid, games=[get_game(name).describe() for name in game_names()])
@@ -417,6 +458,11 @@ class Lobby:
         if game is not None and game not in game_names():
             raise Refusal("no_such_game", f"no game named {game!r}; known: "
                           f"{', '.join(game_names())}", "game")
+        if self.directory is not None:
+            await self._list_cluster(session, rid, game, msg.get("status"),
+                                     msg.get("limit") or self.config.list_limit,
+                                     msg.get("cursor"))
+            return
         self._list(session, rid, game, msg.get("status"),
                    msg.get("limit") or self.config.list_limit, msg.get("cursor"))
 
@@ -466,6 +512,10 @@ class Lobby:
 
     async def _unqueue_request(self, session: Session, rid: int | None,
                                msg: dict[str, Any]) -> None:
+        if self.matchmaker is not None:
+            game = msg.get("game")
+            await self.matchmaker.leave(session.id, set(session.queued) if game is None
+                                        else {game} & session.queued)
         self._unqueue(session, msg.get("game"))
         self._ok(session, rid)
 
@@ -492,6 +542,16 @@ class Lobby:
         fields: dict[str, Any] = {"next": after} if after is not None else {}
         self._ok(session, rid, matches=[m.summary() for m in page], queues=queues,
                  rated_queues=rated, **fields)
+
+    async def _list_cluster(self, session: Session, rid: int | None, game: str | None,
+                            status: str | None, limit: int, cursor: str | None) -> None:
+        """:meth:`_list` of every node's matches (:mod:`server.cluster.directory`);
+        ``queues`` counts the cluster's casual queues, ``rated_queues`` this node's."""
+        assert self.directory is not None
+        page, after, queues = await self.directory.page(game, status, limit, cursor)
+        rated = {name: len(self.rated_queues.get(name, [])) for name in game_names()}
+        fields: dict[str, Any] = {"next": after} if after is not None else {}
+        self._ok(session, rid, matches=page, queues=queues, rated_queues=rated, **fields)
 
     def _game_and_options(self, msg: dict[str, Any]) -> tuple[str, dict[str, Any], bool]:
         """The request's game, its normalized options and whether it asks for a rated
@@ -612,6 +672,8 @@ class Lobby:
                 await match.store_new_in(self.journal)
             except JournalError as exc:
                 raise _unavailable("type") from exc
+        if self.directory is not None:
+            await self.directory.listed(match)  # listed on every node
         self.matches[match.id] = match
         self.listing.changed()
 
@@ -630,6 +692,9 @@ class Lobby:
             self.rated_seeds[(game, session.id)] = entry
             await self._queue_rated(session, rid, game, options,
                                     fairness.commitment(entry.seed, entry.salt))
+            return
+        if self.matchmaker is not None:
+            await self._queue_cluster(session, rid, game, options, msg)
             return
         waiting = self.queues.setdefault(game, [])
         self._check_seat(session, creating=False)
@@ -662,6 +727,64 @@ class Lobby:
                  other.session.id, session.id)
         self._ok(session, rid, game=game)
         await self._run(match)
+
+    async def _queue_cluster(self, session: Session, rid: int | None, game: str,
+                             options: dict[str, Any], msg: dict[str, Any]) -> None:
+        """The casual queue of a cluster (:mod:`server.cluster.matchmaking`): wait, or
+        start a match with a player waiting on any node; this node then runs it."""
+        assert self.matchmaker is not None and self.relay is not None
+        self._check_seat(session, creating=False)
+        entry = self._waiting(session, options, msg)
+        partner = await self.matchmaker.pair_or_wait(session, game, options, entry.client_seed,
+                                                     entry.seed, entry.salt)
+        if partner is None:
+            if not session.connected:  # it dropped while Redis answered: take it out
+                await self.matchmaker.leave(session.id, {game})
+                return
+            session.queued.add(game)
+            self._ok(session, rid, game=game,
+                     commitment=fairness.commitment(entry.seed, entry.salt))
+            return
+        other = self._partner_session(partner)
+        match = Match.create(self.ctx, tokens.new_match_id(), game, options,
+                             self.config.turn_timer, "forfeit", partner.seed, partner.salt)
+        try:
+            self._check_capacity()
+            self.quotas.charge_create(session.id)
+            first = secrets.randbelow(2)
+            match.seat_session(first, other, client_seed=partner.client_seed)
+            match.seat_session(1 - first, session, client_seed=entry.client_seed)
+            await self._launch(match)
+        except BaseException:
+            for seated in (other, session):  # the partner waits on, at the queue's head
+                seated.seats = {s for s in seated.seats if s[0] != match.id}
+            with trio.CancelScope(shield=True):
+                await self.matchmaker.put_back(game, partner)
+            raise
+        assert self.cluster is not None
+        if partner.node == self.cluster.name:
+            other.queued.discard(game)
+        else:
+            self.relay.paired(other, partner.node, match.id, game)
+        log.info("match %s paired from the cluster's %s queue: %s (%s) vs %s", match.id,
+                 game, other.id, partner.node, session.id)
+        self._ok(session, rid, game=game)
+        await self._run(match)
+
+    def _partner_session(self, partner: Partner) -> Session:
+        """The session of a partner from the cluster's queue: this node's own, or a
+        remote session relayed to its home node."""
+        assert self.cluster is not None and self.relay is not None
+        if partner.node == self.cluster.name:
+            return self._session_for(partner.session, partner.name)
+        return self.relay.remote_session(partner.session, partner.name, partner.node, 1)
+
+    def _paired_elsewhere(self, session: Session, match_id: str, game: str) -> None:
+        """Another node paired this node's waiting ``session`` into ``match_id``."""
+        session.queued.discard(game)
+        if self.matchmaker is not None:
+            self.matchmaker.forget(session.id, game)
+        log.info("session %s paired into match %s of another node", session.id, match_id)
 
     @staticmethod
     def _waiting(session: Session, options: dict[str, Any], msg: dict[str, Any]) -> Waiting:
@@ -736,8 +859,14 @@ class Lobby:
             self.rated_seeds.pop((name, session.id), None)
             session.queued.discard(name)
 
-    async def _to_match(self, session: Session, msg: dict[str, Any]) -> None:
+    async def _to_match(self, session: Session, msg: dict[str, Any],
+                        relayed: bool = False) -> None:
         match = self.matches.get(msg["match"])
+        if match is None and self.relay is not None and not relayed:
+            if msg["type"] == "chat":
+                self.quotas.allow_chat(session.id)
+            await self.relay.forward(session, msg)  # another node's match, or none
+            return
         if match is None:
             raise Refusal("no_such_match", f"no match {msg['match']!r}", "match")
         if msg["type"] == "chat":
@@ -751,6 +880,21 @@ class Lobby:
             await match.submit(command, session)
         except MatchClosed:
             raise Refusal("no_such_match", f"match {match.id} is closed", "match") from None
+
+
+    async def run_relayed(self, session: Session, msg: dict[str, Any]) -> None:
+        """Run a request relayed from another node (``session`` is remote: its
+        outbox relays back) and answer it like the connection would; never raises
+        but Cancelled."""
+        rid = msg.get("id")
+        try:
+            await self._to_match(session, msg, relayed=True)
+        except ProtocolError as exc:
+            session.push(exc.to_event(rid))
+        except Exception:
+            log.exception("relayed request %s from %s failed", msg.get("type"), session.id)
+            session.push(LocalProtocolError("internal_error", "the server failed handling "
+                                            "this request").to_event(rid))
 
 
 def _unavailable(field: str) -> Refusal:

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
 
 import pytest
+import trio
 
+from server.app import Server, serve
 from tests.cluster.redis_server import RedisServer
+from tests.server.helpers import TestClient, make_config
 
 
 @pytest.fixture(scope="module")
@@ -35,3 +41,26 @@ def own_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def start_node(redis_url: str, tmp_path: Path, nursery: trio.Nursery
+               ) -> Callable[..., Awaitable[Server]]:
+    """``await start_node(name, **config_overrides)`` -> an in-process ``--cluster`` node
+    on the test's redis-server (its own store), listening on a free loopback port."""
+
+    async def start(name: str, **overrides: Any) -> Server:
+        config = make_config(tmp_path, db=tmp_path / f"{name}.db", cluster=redis_url,
+                             node_name=name, **overrides)
+        return await nursery.start(partial(serve, config))
+
+    return start
+
+
+async def connect_to(server: Server, name: str = "alice") -> TestClient:
+    """A client of ``server`` that has completed its handshake."""
+    assert server.port is not None
+    client = await TestClient.connect(server.port)
+    welcome = await client.hello(name)
+    assert welcome["type"] == "welcome", welcome
+    return client

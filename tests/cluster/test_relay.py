@@ -1,0 +1,165 @@
+"""The relay's promises: a client's disconnect and resume on its home node reach
+the match's owner (grace timers as for a local client), every relayed request
+gets one answer even from a silent owner, and the relay's messages batch."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from functools import partial
+from pathlib import Path
+
+import msgpack
+import trio
+
+from server.app import Server, serve
+from server.cluster import keys, ownership
+from server.cluster.directory import FETCH_AGE
+from tests.cluster.conftest import connect_to
+from tests.cluster.redis_server import RedisServer
+from tests.server.helpers import TestClient, make_config
+
+StartNode = Callable[..., Awaitable[Server]]
+
+
+async def test_disconnect_starts_the_owners_grace_and_resume_ends_it(start_node: StartNode
+                                                                     ) -> None:
+    a, b = await start_node("a"), await start_node("b", grace=30.0)
+    alice, bob = await connect_to(a, "alice"), await connect_to(b, "bob")
+    mid = (await alice.expect_ok("create", game="war"))["match"]
+    await bob.expect_ok("join", match=mid)
+    await bob.snapshot(mid, lambda s: s["status"] == "active")
+    assert bob.welcome is not None
+    token = bob.welcome["token"]
+    await bob.aclose()  # bob's connection to b drops
+
+    gone = await alice.wait_push(lambda m: m["type"] == "presence" and m["seat"] == 1)
+    assert gone["connected"] is False and gone["grace"] > 0
+    seat = a.lobby.matches[mid].core.seats[1]
+    assert seat.grace_deadline is not None  # the owner's timer runs
+
+    assert b.port is not None
+    again = await TestClient.connect(b.port)
+    welcome = await again.hello("bob", resume=token)
+    assert welcome["type"] == "welcome" and welcome["resumed"] is True
+    fresh = await again.snapshot(mid)  # the owner sent a fresh snapshot through b
+    assert fresh["seat"] == 1 and fresh["status"] == "active"
+    back = await alice.wait_push(lambda m: m["type"] == "presence" and m["seat"] == 1)
+    assert back["connected"] is True
+    assert seat.grace_deadline is None
+    # and the resumed connection plays on through the relay
+    assert fresh["legal"], fresh  # War: both seats flip
+    reply = await again.request("intent", match=mid, seq=fresh["seq"],
+                                intent=fresh["legal"][0])
+    assert reply["type"] == "ok", reply
+
+
+async def test_a_silent_owner_gets_its_requests_answered_unavailable(start_node: StartNode
+                                                                     ) -> None:
+    b = await start_node("b")
+    assert b.lobby.relay is not None and b.cluster is not None
+    b.lobby.relay.timeout = 0.5
+    redis = b.cluster.redis
+    # node "ghost" holds a lease and owns a match, but nothing listens on its channel
+    await redis.set(keys.alive("ghost"), "x", px=60_000)
+    assert await ownership.claim_new(redis, "mghost00000", "ghost")
+    bob = await connect_to(b, "bob")
+    started = trio.current_time()
+    reply = await bob.request("watch", match="mghost00000")
+    assert reply["type"] == "error" and reply["code"] == "unavailable", reply
+    assert reply["match"] == "mghost00000"
+    assert 0.4 < trio.current_time() - started < 3
+    # nothing else comes for that request; the next one is answered again
+    reply = await bob.request("chat", match="mghost00000", text="anyone?")
+    assert reply["code"] == "unavailable"
+
+
+async def test_every_message_of_a_pass_to_one_node_goes_in_one_publish(start_node: StartNode
+                                                                       ) -> None:
+    a, b = await start_node("a"), await start_node("b")
+    alice = await connect_to(a, "alice")
+    watchers = [await connect_to(b, f"w{i}") for i in range(5)]
+    mid = (await alice.expect_ok("create", game="war"))["match"]
+    for w in watchers:
+        await w.expect_ok("watch", match=mid)
+    assert a.lobby.relay is not None
+    before = a.lobby.relay.publishes
+    await alice.expect_ok("chat", match=mid, text="to all five")
+    for w in watchers:
+        await w.wait_push(lambda m: m["type"] == "chat")
+    assert a.lobby.relay.publishes - before == 1  # five chat lines, one publish to b
+
+
+async def test_an_adopted_notice_reattaches_this_nodes_players(start_node: StartNode) -> None:
+    a, b = await start_node("a"), await start_node("b")
+    alice, bob = await connect_to(a, "alice"), await connect_to(b, "bob")
+    mid = (await alice.expect_ok("create", game="war"))["match"]
+    await bob.expect_ok("join", match=mid)
+    active = await bob.snapshot(mid, lambda s: s["status"] == "active")
+    bob.pushes.clear()
+    assert b.cluster is not None and b.lobby.relay is not None
+    b.lobby.relay.owners[mid] = "elsewhere"  # a stale cache entry the notice replaces
+    # the notice the adopter publishes (here: "a" again, as after a restart of a)
+    await b.cluster.redis.publish(keys.ALL, msgpack.packb({"t": "adopted", "match": mid,
+                                                            "node": "a"}))
+    fresh = await bob.snapshot(mid)
+    assert fresh["seq"] == active["seq"] and fresh["seat"] == 1
+    assert b.lobby.relay.owners[mid] == "a"
+
+
+async def test_the_home_node_gone_starts_the_grace_of_its_players(start_node: StartNode
+                                                                  ) -> None:
+    a, b = await start_node("a"), await start_node("b")
+    alice, bob = await connect_to(a, "alice"), await connect_to(b, "bob")
+    mid = (await alice.expect_ok("create", game="war"))["match"]
+    await bob.expect_ok("join", match=mid)
+    snap = await bob.snapshot(mid, lambda s: s["status"] == "active")
+    assert a.lobby.relay is not None
+    a.lobby.relay.nodes_gone({"b"})  # what a's registry reports when b's lease expires
+    gone = await alice.wait_push(lambda m: m["type"] == "presence" and m["seat"] == 1)
+    assert gone["connected"] is False
+    assert a.lobby.matches[mid].core.seats[1].grace_deadline is not None
+    # b was alive after all: bob's next request makes him present again
+    await bob.request("intent", match=mid, seq=snap["seq"], intent=snap["legal"][0])
+    back = await alice.wait_push(lambda m: m["type"] == "presence" and m["seat"] == 1)
+    assert back["connected"] is True
+
+
+async def test_requests_are_answered_while_redis_is_down(
+        own_redis: RedisServer, tmp_path: Path, nursery: trio.Nursery) -> None:
+    config = make_config(tmp_path, cluster=own_redis.url, node_name="a")
+    a = await nursery.start(partial(serve, config))
+    alice = await connect_to(a, "alice")
+    await alice.expect_ok("matches")
+    own_redis.kill()
+    await trio.sleep(FETCH_AGE)  # the listing read before is no longer reused
+    with trio.fail_after(10):
+        reply = await alice.request("matches")
+        assert reply["type"] == "error" and reply["code"] == "unavailable", reply
+        reply = await alice.request("watch", match="m0123456789")
+        assert reply["type"] == "error" and reply["code"] == "unavailable", reply
+
+
+async def test_a_home_that_never_saw_the_session_finds_its_matches_in_redis(
+        start_node: StartNode) -> None:
+    a, b = await start_node("a"), await start_node("b")
+    alice, bob = await connect_to(a, "alice"), await connect_to(b, "bob")
+    mid = (await alice.expect_ok("create", game="war"))["match"]
+    await bob.expect_ok("join", match=mid)
+    await bob.snapshot(mid, lambda s: s["status"] == "active")
+    assert a.cluster is not None and bob.welcome is not None
+    sid, token = bob.welcome["session"], bob.welcome["token"]
+    with trio.fail_after(5):  # the owner lists bob's membership (within a sync)
+        while await a.cluster.redis.smembers(keys.session_matches(sid)) != {mid.encode()}:
+            await trio.sleep(0.05)
+    await bob.aclose()
+    await alice.wait_push(lambda m: m["type"] == "presence" and not m["connected"])
+    assert b.lobby.relay is not None
+    b.lobby.relay.remote.clear()  # as a node the session was never home to
+    b.lobby.relay.owners.clear()
+    assert b.port is not None
+    again = await TestClient.connect(b.port)
+    assert (await again.hello("bob", resume=token))["resumed"] is True
+    fresh = await again.snapshot(mid)
+    assert fresh["seat"] == 1
+    back = await alice.wait_push(lambda m: m["type"] == "presence" and m["seat"] == 1)
+    assert back["connected"] is True
