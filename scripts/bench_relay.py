@@ -2,10 +2,12 @@
 """What a relayed intent costs: War flips of a player on another node than the
 match's owner, against flips of players on the owner, in the same run.
 
-    .venv/bin/python scripts/bench_relay.py [--moves 2000] [--block 200] [--json FILE]
+    .venv/bin/python scripts/bench_relay.py [--moves 2000] [--block 200]
+        [--fsync always|everysec] [--json FILE]
 
-Starts a redis-server (AOF, ``appendfsync always``, as a cluster needs) and two
-``cardserver --cluster`` nodes, ``a`` and ``b``, each its own process, on
+Starts a redis-server (AOF, ``appendfsync always`` as a cluster needs, or
+``everysec`` to take the disk's fsync out of the comparison: the nodes then run
+with ``--redis-persistence warn``) and two ``cardserver --cluster`` nodes, ``a`` and ``b``, each its own process, on
 loopback. Two War matches run in strict ping-pong (scripts/bench_echo.py's
 client: blocking sockets, a move timed from writing the ``intent`` to reading
 the mover's own snapshot of the next seq):
@@ -16,7 +18,9 @@ the mover's own snapshot of the next seq):
 
 They alternate in blocks of ``--block`` moves so that the machine's load
 changes hit both alike. Printed: p50 / p90 / p99 per seat of each match, the
-extra latency of a relayed intent (cross seat 1 against the local match), the
+extra latency of a relayed intent (cross seat 1 against the local match; also
+the median over the block pairs of the difference of their p50s, which a load
+that changes during the run moves less), the
 floor of one hop (a coredis ``publish`` delivered to a subscriber in the same
 trio process; a relayed intent makes two), and Redis commands per move in each
 match (``INFO commandstats``, less what the nodes do when idle: lease renewals,
@@ -68,14 +72,14 @@ def wait_port(port: int, process: subprocess.Popen[bytes], what: str) -> None:
 class Redis:
     """A redis-server of this run, and a raw RESP socket to read its counters."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, fsync: str) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
             raise RuntimeError("redis-server is not installed")
         self.port = free_port()
         self.process = subprocess.Popen(
             [binary, "--port", str(self.port), "--bind", HOST, "--dir", str(directory),
-             "--appendonly", "yes", "--appendfsync", "always", "--save", ""],
+             "--appendonly", "yes", "--appendfsync", fsync, "--save", ""],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_port(self.port, self.process, "redis-server")
         self.url = f"redis://{HOST}:{self.port}/0"
@@ -102,12 +106,14 @@ class Redis:
         self.process.wait(10)
 
 
-def start_node(name: str, redis: Redis, directory: Path) -> tuple[subprocess.Popen[bytes], int]:
+def start_node(name: str, redis: Redis, directory: Path, fsync: str
+               ) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
+    weaker = [] if fsync == "always" else ["--redis-persistence", "warn"]
     process = subprocess.Popen(
         [sys.executable, "-m", "server.cli", "--host", HOST, "--port", str(port),
          "--db", str(directory / f"{name}.db"), "--cluster", redis.url, "--node-name", name,
-         "--log-level", "warning"], cwd=ROOT, stdout=subprocess.DEVNULL,
+         "--log-level", "warning", *weaker], cwd=ROOT, stdout=subprocess.DEVNULL,
         stderr=open(directory / f"{name}.log", "w"))  # noqa: SIM115
     wait_port(port, process, f"node {name}")
     return process, port
@@ -177,16 +183,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--moves", type=int, default=2000, help="moves per match")
     parser.add_argument("--block", type=int, default=200)
+    parser.add_argument("--fsync", choices=("always", "everysec"), default="always")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench_relay") as tmp:
         directory = Path(tmp)
-        redis = Redis(directory)
+        redis = Redis(directory, args.fsync)
         nodes: list[subprocess.Popen[bytes]] = []
         try:
-            node_a, port_a = start_node("a", redis, directory)
+            node_a, port_a = start_node("a", redis, directory, args.fsync)
             nodes.append(node_a)
-            node_b, port_b = start_node("b", redis, directory)
+            node_b, port_b = start_node("b", redis, directory, args.fsync)
             nodes.append(node_b)
             local, cross = WarPair(port_a), CrossPair(port_a, port_b)
             local.new_match()
@@ -198,12 +205,20 @@ def main() -> int:
             times = {"local": {0: [], 1: []}, "cross": {0: [], 1: []}}
             commands = {"local": 0.0, "cross": 0.0}
             made = {"local": 0, "cross": 0}
+            block_gaps = []
             for _ in range(max(1, args.moves // args.block)):
+                counts = {}
                 for name, pair in (("local", local), ("cross", cross)):
+                    counts[name] = {seat: len(times[name][seat]) for seat in (0, 1)}
                     before, start = redis.commands(), time.perf_counter()
                     made[name] += run_block(pair, args.block, times[name])
                     spent = time.perf_counter() - start
                     commands[name] += redis.commands() - before - 1 - idle_rate * spent
+                local_block = [t for seat in (0, 1)
+                               for t in times["local"][seat][counts["local"][seat]:]]
+                relayed_block = times["cross"][1][counts["cross"][1]:]
+                block_gaps.append(statistics.median(relayed_block)
+                                  - statistics.median(local_block))
         finally:
             for node in nodes:
                 node.terminate()
@@ -221,7 +236,10 @@ def main() -> int:
     report["local_both"] = quantiles(local_all)
     relayed, base = report["cross_seat1"], report["local_both"]
     report["relay_extra_us"] = {k: relayed[k] - base[k] for k in ("p50", "p90", "p99")}
-    print(f"moves per match: {made['local']} local, {made['cross']} cross; "
+    report["relay_extra_block_median_us"] = statistics.median(block_gaps) * 1e6
+    report["fsync"] = args.fsync
+    print(f"appendfsync {args.fsync}; moves per match: {made['local']} local, "
+          f"{made['cross']} cross; "
           f"Redis idle: {idle_rate:.1f} commands/s")
     print(f"{'':28} {'p50 us':>9} {'p90 us':>9} {'p99 us':>9}")
     rows = [("local match, both seats", base), ("cross, seat 0 (on owner)",
@@ -233,6 +251,8 @@ def main() -> int:
     extra = report["relay_extra_us"]
     print(f"relayed intent, extra:       {extra['p50']:9.0f} {extra['p90']:9.0f} "
           f"{extra['p99']:9.0f}")
+    print(f"relayed intent, extra p50, median over {len(block_gaps)} block pairs: "
+          f"{report['relay_extra_block_median_us']:.0f} us")
     print(f"Redis commands per move: local match {report['local_commands_per_move']:.2f}, "
           f"cross-node match {report['cross_commands_per_move']:.2f}")
     if args.json is not None:
