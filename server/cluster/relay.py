@@ -29,7 +29,7 @@ when the owner's lease is gone or it has not answered within
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import anyio
@@ -130,10 +130,8 @@ class Relay:
         self._outgoing: dict[str, list[dict[str, Any]]] = {}
         self._wake = trio.Event()
         self._who_owns = self.redis.register_script(_WHO_OWNS)
-        #: called with (session id, match id, game) when a pairing notice arrives
+        #: called with (session, match id, game) when a pairing notice arrives
         self.on_paired: Callable[[Session, str, str], None] = lambda s, m, g: None
-        #: called with (match id, node) after an ``adopted`` notice was handled
-        self.on_adopted: Callable[[str, str], Awaitable[None]] | None = None
         #: Redis publishes made (each carries one batch for one node)
         self.publishes = 0
 
@@ -477,8 +475,6 @@ class Relay:
                 await self._attach_here(session, match_id)
             else:
                 self._send_attach(node, session)
-        if self.on_adopted is not None:
-            await self.on_adopted(match_id, node)
 
 
 def _protocol_of(session: Session) -> int:
