@@ -20,7 +20,8 @@ They alternate in blocks of ``--block`` moves so that the machine's load
 changes hit both alike. Printed: p50 / p90 / p99 per seat of each match, the
 extra latency of a relayed intent (cross seat 1 against the local match; also
 the median over the block pairs of the difference of their p50s, which a load
-that changes during the run moves less), the
+that changes during the run moves less), the nodes' CPU per move in each match
+(/proc, both nodes together), the
 floor of one hop (a coredis ``publish`` delivered to a subscriber in the same
 trio process; a relayed intent makes two), and Redis commands per move in each
 match (``INFO commandstats``, less what the nodes do when idle: lease renewals,
@@ -149,6 +150,16 @@ def run_block(pair: WarPair, moves: int, times: dict[int, list[float]]) -> int:
     return done
 
 
+def cpu_seconds(processes: list[subprocess.Popen[bytes]]) -> float:
+    """User + system CPU seconds the processes have used so far (/proc, Linux)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for process in processes:
+        fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
 def pubsub_hops(url: str, hops: int) -> list[float]:
     """Seconds from a coredis ``publish`` to its delivery to a subscriber of the same
     process (trio), ``hops`` times: the floor of one hop of the relay."""
@@ -204,6 +215,7 @@ def main() -> int:
             idle_rate = (redis.commands() - idle_start - 1) / (time.perf_counter() - t0)
             times = {"local": {0: [], 1: []}, "cross": {0: [], 1: []}}
             commands = {"local": 0.0, "cross": 0.0}
+            cpu = {"local": 0.0, "cross": 0.0}
             made = {"local": 0, "cross": 0}
             block_gaps = []
             for _ in range(max(1, args.moves // args.block)):
@@ -211,8 +223,10 @@ def main() -> int:
                 for name, pair in (("local", local), ("cross", cross)):
                     counts[name] = {seat: len(times[name][seat]) for seat in (0, 1)}
                     before, start = redis.commands(), time.perf_counter()
+                    cpu_before = cpu_seconds(nodes)
                     made[name] += run_block(pair, args.block, times[name])
                     spent = time.perf_counter() - start
+                    cpu[name] += cpu_seconds(nodes) - cpu_before
                     commands[name] += redis.commands() - before - 1 - idle_rate * spent
                 local_block = [t for seat in (0, 1)
                                for t in times["local"][seat][counts["local"][seat]:]]
@@ -232,6 +246,7 @@ def main() -> int:
         # less the idle rate, a match with no command of its own may come out a hair
         # below zero: it is zero
         report[f"{name}_commands_per_move"] = max(0.0, commands[name] / made[name])
+        report[f"{name}_node_cpu_us_per_move"] = cpu[name] / made[name] * 1e6
     local_all = times["local"][0] + times["local"][1]
     report["local_both"] = quantiles(local_all)
     relayed, base = report["cross_seat1"], report["local_both"]
@@ -255,6 +270,9 @@ def main() -> int:
           f"{report['relay_extra_block_median_us']:.0f} us")
     print(f"Redis commands per move: local match {report['local_commands_per_move']:.2f}, "
           f"cross-node match {report['cross_commands_per_move']:.2f}")
+    print(f"node CPU per move (both nodes): local match "
+          f"{report['local_node_cpu_us_per_move']:.0f} us, cross-node match "
+          f"{report['cross_node_cpu_us_per_move']:.0f} us")
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=2))
     return 0
