@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import msgpack
 import trio
@@ -163,3 +164,35 @@ async def test_a_home_that_never_saw_the_session_finds_its_matches_in_redis(
     assert fresh["seat"] == 1
     back = await alice.wait_push(lambda m: m["type"] == "presence" and m["seat"] == 1)
     assert back["connected"] is True
+
+
+async def test_a_late_answer_after_unavailable_is_dropped(start_node: StartNode) -> None:
+    b = await start_node("b")
+    assert b.lobby.relay is not None and b.cluster is not None
+    b.lobby.relay.timeout = 0.3
+    redis = b.cluster.redis
+    await redis.set(keys.alive("ghost"), "x", px=60_000)
+    assert await ownership.claim_new(redis, "mghost00000", "ghost")
+    bob = await connect_to(b, "bob")
+    assert bob.welcome is not None
+    heard: list[dict[str, Any]] = []
+    ghost = redis.pubsub(channels=[keys.to_node("ghost")], ignore_subscribe_messages=True)
+    async with ghost:
+        reply = await bob.request("watch", match="mghost00000")  # the ghost never answers
+        assert reply["code"] == "unavailable"
+        async for message in ghost:  # ... but it did get the request
+            heard.extend(msgpack.unpackb(message["data"])["items"])
+            break
+    assert heard[0]["t"] == "q" and heard[0]["m"]["type"] == "watch"
+    rid = heard[0]["m"]["id"]
+    # now the ghost answers, too late, and then says something: the client gets the
+    # chat line (so the relay has handled the batch) but no second answer
+    sid = bob.welcome["session"]
+    late = {"from": "ghost", "items": [
+        {"t": "e", "s": sid, "m": {"type": "ok", "id": rid}},
+        {"t": "e", "s": sid, "m": {"type": "chat", "match": "mghost00000", "seat": None,
+                                   "name": "ghost", "text": "sorry, late"}}]}
+    await redis.publish(keys.to_node("b"), msgpack.packb(late))
+    line = await bob.wait_push(lambda m: m["type"] == "chat")
+    assert line["text"] == "sorry, late"
+    assert rid not in bob.replies
