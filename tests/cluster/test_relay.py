@@ -54,15 +54,21 @@ async def test_disconnect_starts_the_owners_grace_and_resume_ends_it(start_node:
     assert reply["type"] == "ok", reply
 
 
-async def test_a_silent_owner_gets_its_requests_answered_unavailable(start_node: StartNode
-                                                                     ) -> None:
+async def with_a_ghost(start_node: StartNode, timeout: float) -> tuple[Server, Any]:
+    """Node ``b`` (relay timeout ``timeout``) and its Redis client, with node "ghost"
+    holding a lease and owning match ``mghost00000``, and nothing on its channel."""
     b = await start_node("b")
     assert b.lobby.relay is not None and b.cluster is not None
-    b.lobby.relay.timeout = 0.5
+    b.lobby.relay.timeout = timeout
     redis = b.cluster.redis
-    # node "ghost" holds a lease and owns a match, but nothing listens on its channel
     await redis.set(keys.alive("ghost"), "x", px=60_000)
     assert await ownership.claim_new(redis, "mghost00000", "ghost")
+    return b, redis
+
+
+async def test_a_silent_owner_gets_its_requests_answered_unavailable(start_node: StartNode
+                                                                     ) -> None:
+    b, _ = await with_a_ghost(start_node, 0.5)
     bob = await connect_to(b, "bob")
     started = trio.current_time()
     reply = await bob.request("watch", match="mghost00000")
@@ -167,12 +173,7 @@ async def test_a_home_that_never_saw_the_session_finds_its_matches_in_redis(
 
 
 async def test_a_late_answer_after_unavailable_is_dropped(start_node: StartNode) -> None:
-    b = await start_node("b")
-    assert b.lobby.relay is not None and b.cluster is not None
-    b.lobby.relay.timeout = 0.3
-    redis = b.cluster.redis
-    await redis.set(keys.alive("ghost"), "x", px=60_000)
-    assert await ownership.claim_new(redis, "mghost00000", "ghost")
+    b, redis = await with_a_ghost(start_node, 0.3)
     bob = await connect_to(b, "bob")
     assert bob.welcome is not None
     heard: list[dict[str, Any]] = []
