@@ -142,3 +142,28 @@ async def test_a_node_restarted_under_its_name_takes_its_matches_back(
         assert_kept(rows, played)
     finally:
         a.kill()
+
+
+async def test_a_clean_shutdown_hands_its_matches_over_at_once(redis_url: str,
+                                                               tmp_path: Path) -> None:
+    """SIGTERM: the node gives its lease up and says ``left``; the other adopts at
+    once, not at its next lease refresh (every 6 s with a lease of 30 s)."""
+    a = await NodeProcess(redis_url, "a", tmp_path, "--node-lease", "30").start()
+    b = await NodeProcess(redis_url, "b", tmp_path, "--node-lease", "30").start()
+    try:
+        alice, bob = await hello(a.port, "alice"), await hello(a.port, "bob")
+        mid = (await alice.expect_ok("create", game="war", options={"cap": 300}))["match"]
+        await bob.expect_ok("join", match=mid)
+        played = await play_some({0: alice, 1: bob}, mid, 5)
+        assert a.terminate() == 0
+        await wait_owner(redis_url, mid, "b", timeout=2)
+        assert alice.welcome is not None and bob.welcome is not None
+        resumed = {0: await hello(b.port, "x", resume=alice.welcome["token"]),
+                   1: await hello(b.port, "x", resume=bob.welcome["token"])}
+        final = await play_to_end(resumed, mid)
+        rows = await journal_of(redis_url, mid)
+        assert len(rows) == final[0]["seq"]
+        assert_kept(rows, played)
+    finally:
+        a.kill()
+        b.kill()
