@@ -37,6 +37,8 @@ log = logging.getLogger("cardserver.cluster")
 
 #: Seconds between two tries of a scan that failed (Redis unreachable).
 RETRY = 0.5
+#: Matches claimed and loaded at once by one scan (their round trips overlap).
+ADOPTING_AT_ONCE = 16
 
 
 class Host(Protocol):
@@ -152,7 +154,7 @@ class Adoption:
         async with self.redis.pipeline(transaction=False) as pipe:
             calls = [pipe.hmget(keys.owner(m), ["node", "epoch"]) for m in ids]
         owners = [await c for c in calls]
-        done = []
+        due = []
         for match_id, (node, _epoch) in zip(ids, owners, strict=True):
             if node is None:
                 await self.journal.forget(match_id)  # claimed, never stored
@@ -162,12 +164,27 @@ class Adoption:
                 continue  # being created here right now
             if name != self.node.name and name in live:
                 continue
-            epoch = await adopt(self.redis, match_id, self.node.name)
-            if epoch is None:
-                continue  # its owner came back, or another node was first
-            if await self._take(match_id, epoch, started):
-                done.append(match_id)
+            due.append(match_id)
+        done: list[str] = []
+        limit = trio.CapacityLimiter(ADOPTING_AT_ONCE)
+        async with trio.open_nursery() as nursery:
+            for match_id in due:
+                nursery.start_soon(self._adopt_one, match_id, started, limit, done)
         return done
+
+    async def _adopt_one(self, match_id: str, started: float, limit: trio.CapacityLimiter,
+                         done: list[str]) -> None:
+        """Claim, load and start one match (a few at once: their round trips overlap)."""
+        async with limit:
+            try:
+                epoch = await adopt(self.redis, match_id, self.node.name)
+                if epoch is None:
+                    return  # its owner came back, or another node was first
+                if await self._take(match_id, epoch, started):
+                    done.append(match_id)
+            except (coredis.exceptions.RedisError, OSError) as exc:
+                log.warning("match %s: adoption failed: %s; scanning again", match_id, exc)
+                self._wake.set()
 
     async def _take(self, match_id: str, epoch: int, started: float) -> bool:
         loaded = await self.journal.load(match_id)
