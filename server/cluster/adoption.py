@@ -72,6 +72,8 @@ class Adoption:
         #: the matches adopted so far, and how long each took from the scan's start
         #: (seconds), for logs and tests
         self.adopted: dict[str, float] = {}
+        #: matches this node claimed but could not load yet (Redis failed meanwhile)
+        self._unstarted: set[str] = set()
 
     async def start(self, nursery: trio.Nursery) -> None:
         """Adopt what is due now (this node's previous incarnation's matches too),
@@ -160,7 +162,7 @@ class Adoption:
                 await self.journal.forget(match_id)  # claimed, never stored
                 continue
             name = node.decode()
-            if name == self.node.name and not own:
+            if name == self.node.name and not own and match_id not in self._unstarted:
                 continue  # being created here right now
             if name != self.node.name and name in live:
                 continue
@@ -180,8 +182,10 @@ class Adoption:
                 epoch = await adopt(self.redis, match_id, self.node.name)
                 if epoch is None:
                     return  # its owner came back, or another node was first
+                self._unstarted.add(match_id)  # claimed: this node must start it
                 if await self._take(match_id, epoch, started):
                     done.append(match_id)
+                self._unstarted.discard(match_id)
             except (coredis.exceptions.RedisError, OSError) as exc:
                 log.warning("match %s: adoption failed: %s; scanning again", match_id, exc)
                 self._wake.set()
