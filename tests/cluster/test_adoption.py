@@ -169,3 +169,34 @@ async def test_a_clean_shutdown_hands_its_matches_over_at_once(redis_url: str,
     finally:
         a.kill()
         b.kill()
+
+
+async def test_many_matches_of_a_killed_node_are_all_adopted(redis_url: str,
+                                                             tmp_path: Path) -> None:
+    a = await NodeProcess(redis_url, "a", tmp_path, "--node-lease", LEASE).start()
+    b = await NodeProcess(redis_url, "b", tmp_path, "--node-lease", LEASE).start()
+    try:
+        players = [await hello(a.port, f"p{i}") for i in range(4)]
+        mids = []
+        for player in players:
+            for _ in range(10):
+                reply = await player.expect_ok("create", game="datastructures", bot="random")
+                mids.append(reply["match"])
+        killed = time.monotonic()
+        a.kill()
+        for mid in mids:
+            await wait_owner(redis_url, mid, "b")
+        took = time.monotonic() - killed
+        print(f"{len(mids)} matches adopted {took:.3f} s after SIGKILL (lease {LEASE} s)")
+        assert took < 5
+        for mid in mids:
+            await journal_of(redis_url, mid)
+        assert players[0].welcome is not None
+        back = await hello(b.port, "x", resume=players[0].welcome["token"])
+        snap = await back.snapshot(mids[0], lambda m: m["status"] == "active")
+        reply = await back.request("intent", match=mids[0], seq=snap["seq"],
+                                   intent=snap["legal"][0])
+        assert reply["type"] == "ok", reply
+    finally:
+        a.kill()
+        b.kill()
