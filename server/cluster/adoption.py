@@ -72,8 +72,12 @@ class Adoption:
         #: the matches adopted so far, and how long each took from the scan's start
         #: (seconds), for logs and tests
         self.adopted: dict[str, float] = {}
-        #: matches this node claimed but could not load yet (Redis failed meanwhile)
+        #: matches an adoption of this node began and Redis failed before it was
+        #: settled (claimed and started, or found taken): the next scan tries again
         self._unstarted: set[str] = set()
+        #: the scan at start (of this node's previous incarnation's matches too) has
+        #: not completed yet: the next scan is one
+        self._own_due = True
 
     async def start(self, nursery: trio.Nursery) -> None:
         """Adopt what is due now (this node's previous incarnation's matches too),
@@ -147,9 +151,11 @@ class Adoption:
                 is left: an adopted match that cannot be loaded is logged).
         """
         started = time.monotonic()
+        own = own or self._own_due
         local = self.host.local_matches()
         ids = [m for m in await self.journal.unfinished() if m not in local]
         if not ids:
+            self._own_due = False
             return []
         await self.node.registry.refresh()
         live = set(self.node.registry.live_nodes)
@@ -172,19 +178,19 @@ class Adoption:
         async with trio.open_nursery() as nursery:
             for match_id in due:
                 nursery.start_soon(self._adopt_one, match_id, started, limit, done)
+        self._own_due = False
         return done
 
     async def _adopt_one(self, match_id: str, started: float, limit: trio.CapacityLimiter,
                          done: list[str]) -> None:
         """Claim, load and start one match (a few at once: their round trips overlap)."""
         async with limit:
+            self._unstarted.add(match_id)  # until it is settled, whatever fails
             try:
                 epoch = await adopt(self.redis, match_id, self.node.name)
-                if epoch is None:
-                    return  # its owner came back, or another node was first
-                self._unstarted.add(match_id)  # claimed: this node must start it
-                if await self._take(match_id, epoch, started):
+                if epoch is not None and await self._take(match_id, epoch, started):
                     done.append(match_id)
+                # None: its owner came back, or another node was first
                 self._unstarted.discard(match_id)
             except (coredis.exceptions.RedisError, OSError) as exc:
                 log.warning("match %s: adoption failed: %s; scanning again", match_id, exc)
