@@ -37,6 +37,8 @@ log = logging.getLogger("cardserver.cluster")
 
 #: Seconds between two tries of a scan that failed (Redis unreachable).
 RETRY = 0.5
+#: Matches claimed and loaded at once by one scan (their round trips overlap).
+ADOPTING_AT_ONCE = 16
 
 
 class Host(Protocol):
@@ -70,6 +72,12 @@ class Adoption:
         #: the matches adopted so far, and how long each took from the scan's start
         #: (seconds), for logs and tests
         self.adopted: dict[str, float] = {}
+        #: matches an adoption of this node began and Redis failed before it was
+        #: settled (claimed and started, or found taken): the next scan tries again
+        self._unstarted: set[str] = set()
+        #: the scan at start (of this node's previous incarnation's matches too) has
+        #: not completed yet: the next scan is one
+        self._own_due = True
 
     async def start(self, nursery: trio.Nursery) -> None:
         """Adopt what is due now (this node's previous incarnation's matches too),
@@ -143,31 +151,50 @@ class Adoption:
                 is left: an adopted match that cannot be loaded is logged).
         """
         started = time.monotonic()
+        own = own or self._own_due
         local = self.host.local_matches()
         ids = [m for m in await self.journal.unfinished() if m not in local]
         if not ids:
+            self._own_due = False
             return []
         await self.node.registry.refresh()
         live = set(self.node.registry.live_nodes)
         async with self.redis.pipeline(transaction=False) as pipe:
             calls = [pipe.hmget(keys.owner(m), ["node", "epoch"]) for m in ids]
         owners = [await c for c in calls]
-        done = []
+        due = []
         for match_id, (node, _epoch) in zip(ids, owners, strict=True):
             if node is None:
                 await self.journal.forget(match_id)  # claimed, never stored
                 continue
             name = node.decode()
-            if name == self.node.name and not own:
+            if name == self.node.name and not own and match_id not in self._unstarted:
                 continue  # being created here right now
             if name != self.node.name and name in live:
                 continue
-            epoch = await adopt(self.redis, match_id, self.node.name)
-            if epoch is None:
-                continue  # its owner came back, or another node was first
-            if await self._take(match_id, epoch, started):
-                done.append(match_id)
+            due.append(match_id)
+        done: list[str] = []
+        limit = trio.CapacityLimiter(ADOPTING_AT_ONCE)
+        async with trio.open_nursery() as nursery:
+            for match_id in due:
+                nursery.start_soon(self._adopt_one, match_id, started, limit, done)
+        self._own_due = False
         return done
+
+    async def _adopt_one(self, match_id: str, started: float, limit: trio.CapacityLimiter,
+                         done: list[str]) -> None:
+        """Claim, load and start one match (a few at once: their round trips overlap)."""
+        async with limit:
+            self._unstarted.add(match_id)  # until it is settled, whatever fails
+            try:
+                epoch = await adopt(self.redis, match_id, self.node.name)
+                if epoch is not None and await self._take(match_id, epoch, started):
+                    done.append(match_id)
+                # None: its owner came back, or another node was first
+                self._unstarted.discard(match_id)
+            except (coredis.exceptions.RedisError, OSError) as exc:
+                log.warning("match %s: adoption failed: %s; scanning again", match_id, exc)
+                self._wake.set()
 
     async def _take(self, match_id: str, epoch: int, started: float) -> bool:
         loaded = await self.journal.load(match_id)

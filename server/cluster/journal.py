@@ -51,6 +51,10 @@ log = logging.getLogger("cardserver.cluster")
 #: stopped or partitioned: the requester is answered instead of waiting on).
 COMMIT_TIMEOUT = 2.0
 
+#: Seconds a finished match's owner record, record and journal stay in Redis (for
+#: replays and audits; cluster mode serves no ``records``): then Redis drops them.
+FINISHED_RETENTION = 7 * 24 * 3600
+
 #: KEYS: owner, record, journal, unfinished. ARGV: node, epoch, match id, the seq
 #: the journal must end at before these rows, the seq to cut the journal back to
 #: and the record to wipe first (-1: none), then (op, a, b) triples.
@@ -79,7 +83,9 @@ for i = 6, #ARGV, 3 do
   if op == 'j' then redis.call('XADD', KEYS[3], a .. '-0', 'e', b)
   elseif op == 'h' then redis.call('HSET', KEYS[2], a, b)
   elseif op == 'x' then redis.call('HDEL', KEYS[2], a)
-  elseif op == 'done' then redis.call('SREM', KEYS[4], ARGV[3])
+  elseif op == 'done' then
+    redis.call('SREM', KEYS[4], ARGV[3])
+    for k = 1, 3 do redis.call('EXPIRE', KEYS[k], a) end
   elseif op == 's+' then redis.call('SADD', a, ARGV[3])
   elseif op == 's-' then redis.call('SREM', a, ARGV[3])
   elseif op == 'del' then
@@ -220,7 +226,7 @@ def _ops(batch: MatchBatch) -> list[bytes | str | int]:
             if write.finished is not None:
                 winner, reason = write.finished
                 ops += ["h", "status", "finished", "h", "end", _pack([wall, winner, reason]),
-                        "done", "", ""]
+                        "done", FINISHED_RETENTION, ""]
         elif isinstance(write, SaveSeat):
             ops += ["h", f"seat:{write.seat.seat}", _seat_blob(write.seat)]
             if write.status is not None:

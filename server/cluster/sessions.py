@@ -181,7 +181,10 @@ class RedisSessions:
 
     def touch_soon(self, session_id: str, now: float) -> None:
         """Touch the session from a task of its own; a failure is logged."""
-        self._nursery.start_soon(self._touch_logged, session_id, now)
+        try:
+            self._nursery.start_soon(self._touch_logged, session_id, now)
+        except RuntimeError:  # the server is shutting down: its touch is not kept
+            log.info("session %s: not touched at its end (shutting down)", session_id)
 
     async def _touch_logged(self, session_id: str, now: float) -> None:
         try:

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -666,8 +667,9 @@ class Match:
                     self.ctx.config.store_retry * 2 ** self._failures)
         self._failures += 1
         if self._failures == 1:
-            log.exception("match %s: cannot store %s", self.id,
-                          ", ".join(type(w).__name__ for w in writes))
+            log.error("match %s: cannot store %s", self.id,
+                      ", ".join(type(w).__name__ for w in writes),
+                      exc_info=sys.exc_info()[0] is not None)  # cluster mode: no exception
         else:
             log.warning("match %s: the store still fails (%d in a row); next try in %.2f s",
                         self.id, self._failures, delay)

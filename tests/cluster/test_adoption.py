@@ -75,6 +75,20 @@ def assert_kept(rows: list[JournalEntry], acknowledged: list[tuple[int, dict[str
         assert rows[seq - 1].seq == seq and rows[seq - 1].intent == intent, (seq, intent)
 
 
+async def resume_and_finish(port: int, old: dict[int, TestClient], mid: str, redis_url: str,
+                            played: list[tuple[int, dict[str, Any]]]) -> None:
+    """Every seat resumes on ``port`` with its token and plays the match to its end; the
+    journal then holds every acknowledged intent and replays."""
+    resumed = {}
+    for seat, player in old.items():
+        assert player.welcome is not None
+        resumed[seat] = await hello(port, "x", resume=player.welcome["token"])
+    final = await play_to_end(resumed, mid)
+    rows = await journal_of(redis_url, mid)
+    assert len(rows) == final[0]["seq"]
+    assert_kept(rows, played)
+
+
 async def test_sigkill_of_the_owner_the_other_node_adopts(redis_url: str,
                                                           tmp_path: Path) -> None:
     a = await NodeProcess(redis_url, "a", tmp_path, "--node-lease", LEASE).start()
@@ -133,12 +147,56 @@ async def test_a_node_restarted_under_its_name_takes_its_matches_back(
         await a.start()
         owner = await wait_owner(redis_url, mid, "a")
         assert owner.epoch == 2
-        assert alice.welcome is not None and bob.welcome is not None
-        resumed = {0: await hello(a.port, "x", resume=alice.welcome["token"]),
-                   1: await hello(a.port, "x", resume=bob.welcome["token"])}
-        final = await play_to_end(resumed, mid)
-        rows = await journal_of(redis_url, mid)
-        assert len(rows) == final[0]["seq"]
-        assert_kept(rows, played)
+        await resume_and_finish(a.port, {0: alice, 1: bob}, mid, redis_url, played)
     finally:
         a.kill()
+
+
+async def test_a_clean_shutdown_hands_its_matches_over_at_once(redis_url: str,
+                                                               tmp_path: Path) -> None:
+    """SIGTERM: the node gives its lease up and says ``left``; the other adopts at
+    once, not at its next lease refresh (every 6 s with a lease of 30 s)."""
+    a = await NodeProcess(redis_url, "a", tmp_path, "--node-lease", "30").start()
+    b = await NodeProcess(redis_url, "b", tmp_path, "--node-lease", "30").start()
+    try:
+        alice, bob = await hello(a.port, "alice"), await hello(a.port, "bob")
+        mid = (await alice.expect_ok("create", game="war", options={"cap": 300}))["match"]
+        await bob.expect_ok("join", match=mid)
+        played = await play_some({0: alice, 1: bob}, mid, 5)
+        assert a.terminate() == 0
+        await wait_owner(redis_url, mid, "b", timeout=2)
+        await resume_and_finish(b.port, {0: alice, 1: bob}, mid, redis_url, played)
+    finally:
+        a.kill()
+        b.kill()
+
+
+async def test_many_matches_of_a_killed_node_are_all_adopted(redis_url: str,
+                                                             tmp_path: Path) -> None:
+    a = await NodeProcess(redis_url, "a", tmp_path, "--node-lease", LEASE).start()
+    b = await NodeProcess(redis_url, "b", tmp_path, "--node-lease", LEASE).start()
+    try:
+        players = [await hello(a.port, f"p{i}") for i in range(4)]
+        mids = []
+        for player in players:
+            for _ in range(10):
+                reply = await player.expect_ok("create", game="datastructures", bot="random")
+                mids.append(reply["match"])
+        killed = time.monotonic()
+        a.kill()
+        for mid in mids:
+            await wait_owner(redis_url, mid, "b")
+        took = time.monotonic() - killed
+        print(f"{len(mids)} matches adopted {took:.3f} s after SIGKILL (lease {LEASE} s)")
+        assert took < 5
+        for mid in mids:
+            await journal_of(redis_url, mid)
+        assert players[0].welcome is not None
+        back = await hello(b.port, "x", resume=players[0].welcome["token"])
+        snap = await back.snapshot(mids[0], lambda m: bool(m["legal"]))  # its bot plays on
+        reply = await back.request("intent", match=mids[0], seq=snap["seq"],
+                                   intent=snap["legal"][0])
+        assert reply["type"] == "ok", reply
+    finally:
+        a.kill()
+        b.kill()

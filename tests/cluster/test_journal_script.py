@@ -4,7 +4,7 @@ seq writes nothing, and a resync cuts the journal back to what was acknowledged.
 from __future__ import annotations
 
 from server.cluster import keys
-from server.cluster.journal import FENCED, OK, MatchBatch, RedisJournal
+from server.cluster.journal import FENCED, FINISHED_RETENTION, OK, MatchBatch, RedisJournal
 from server.cluster.ownership import adopt
 from server.cluster.redis import client
 from server.match.effects import AppendJournal, Membership, SaveSeat, SaveWatcher
@@ -76,3 +76,5 @@ async def test_a_finished_match_leaves_the_unfinished_set(redis_url: str) -> Non
         assert done.outcome == OK and await journal.unfinished() == []
         rec, _, _ = await journal.load("m")
         assert (rec.status, rec.finished, rec.winner, rec.reason) == ("finished", 9.0, 0, "cap")
+        for key in (keys.owner("m"), keys.record("m"), keys.journal("m")):
+            assert 0 < await redis.ttl(key) <= FINISHED_RETENTION

@@ -15,12 +15,15 @@ from tests.server.helpers import TestClient
 
 
 async def play_on(clients: dict[int, TestClient], mid: str,
-                  acked: list[tuple[int, dict[str, Any]]], refused: list[str]) -> dict[str, Any]:
+                  acked: list[tuple[int, dict[str, Any]]], refused: list[str],
+                  snaps: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:
     """Play the match to its end, whoever can act; an ``unavailable`` intent is sent
     again a little later (its snapshot still stands: nothing of it was carried out).
-    Fills ``acked`` with (seq, intent) of every ok; the last snapshot."""
-    snaps = {seat: await c.snapshot(mid, lambda m: m["status"] != "waiting", timeout=10)
-             for seat, c in clients.items()}
+    Fills ``acked`` with (seq, intent) of every ok; the last snapshot. ``snaps``: each
+    seat's newest snapshot, when the test has taken them already."""
+    if snaps is None:
+        snaps = {seat: await c.snapshot(mid, lambda m: m["status"] != "waiting", timeout=10)
+                 for seat, c in clients.items()}
     while not all(s["status"] == "finished" for s in snaps.values()):
         seat = next(s for s, snap in snaps.items() if snap["legal"])
         snap = snaps[seat]
@@ -99,4 +102,32 @@ async def test_while_redis_is_down_requests_are_refused_and_resume_after(
     rows = await journal_of(own_redis.url, mid)
     assert [r.seq for r in rows] == [1] and rows[0].intent == snap["legal"][0]
     assert (await alice.request("create", game="war"))["type"] == "ok"
+    server.shutdown()
+
+
+async def test_a_stalled_redis_times_out_and_nothing_unanswered_stays(
+        tmp_path: Path, own_redis: RedisServer, nursery: trio.Nursery) -> None:
+    """Redis stopped (SIGSTOP): the intent is answered ``unavailable`` after the commit
+    timeout; once Redis runs again the match goes on from what was acknowledged."""
+    import os
+    import signal
+    server = await start_node(nursery, tmp_path, own_redis.url, "a", node_lease=30.0)
+    alice, bob = await players(server, "alice", "bob")
+    mid = (await alice.expect_ok("create", game="war", options={"cap": 150}))["match"]
+    await bob.expect_ok("join", match=mid)
+    snap = await alice.snapshot(mid, lambda m: m["status"] == "active")
+    other = await bob.snapshot(mid, lambda m: m["status"] == "active")
+    assert own_redis.process is not None
+    os.kill(own_redis.process.pid, signal.SIGSTOP)
+    try:
+        reply = await alice.request("intent", match=mid, seq=snap["seq"],
+                                    intent=snap["legal"][0])
+        assert reply["type"] == "error" and reply["code"] == "unavailable", reply
+    finally:
+        os.kill(own_redis.process.pid, signal.SIGCONT)
+    acked: list[tuple[int, dict[str, Any]]] = []
+    final = await play_on({0: alice, 1: bob}, mid, acked, [], {0: snap, 1: other})
+    rows = await journal_of(own_redis.url, mid)
+    assert len(rows) == final["seq"]
+    assert_kept(rows, acked)
     server.shutdown()
