@@ -19,6 +19,9 @@ What the SDK does for the bot:
 * connecting and the handshake (through :mod:`client.session`), keeping the
   resume token; when the connection drops it reconnects with backoff, resumes
   the session and picks the match up from the snapshot the server re-sends;
+  given several addresses of one server (``run_bot(f, "a:7000,b:7001")``, the
+  nodes of a cluster) it connects to the first that answers and resumes on the
+  next live one (:mod:`client.failover`);
 * matchmaking: ``queue`` (pair with whoever waits, the default), ``create``
   (a new match; optionally against a server-side bot) or ``join`` (a match id);
   it queues again when a drop loses its place in the queue;
@@ -44,14 +47,21 @@ from __future__ import annotations
 import inspect
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import trio
 
-from client.address import parse_address
-from client.session import ConnectionLost, ServerError, Session, SessionState, open_session
+from client.address import Address, parse_address, parse_addresses
+from client.session import (
+    ConnectionLost,
+    ServerError,
+    Session,
+    SessionState,
+    failover_connector,
+    open_session,
+)
 from client.state import SessionMemory
 from engine.registry import game_names
 from protocol.events import Create, Join, Queue
@@ -415,7 +425,8 @@ class BotRunner:
         return out
 
 
-async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
+async def play(bot: Any, host: str | None = None, port: int | None = None, *, game: str,
+               name: str = "bot",
                matches: int = 1, mode: str = "queue", match: str | None = None,
                seat: int | None = None, server_bot: str | None = None,
                options: Mapping[str, Any] | None = None, think: float = 0.0,
@@ -423,10 +434,14 @@ async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
                session_options: Mapping[str, Any] | None = None,
                summary: Summary | None = None, rated: bool = False,
                memory: SessionMemory | None = None, client_seed: str | None = None,
-               tls: bool = False, ca: str | None = None) -> Summary:
+               tls: bool = False, ca: str | None = None,
+               addresses: Sequence[str | Address] | str | None = None) -> Summary:
     """Connect, play ``matches`` matches with ``bot``, return the summary.
 
     Args:
+        host, port: the server; or ``addresses``: several addresses of one server
+            (``"a:7000,b:7001"`` or a list), tried in order, the session resuming
+            on the next live one after a lost connection.
         tls: speak TLS (a ``tls://`` address); ``ca``: a PEM file of the private CA
             that signed the server's certificate (default: the system's roots).
         mode: ``"queue"`` (matchmaking), ``"create"`` (a new match each time;
@@ -461,6 +476,8 @@ async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
     if on_event is not None:
         opts["on_state"] = _state_reporter(on_event)
     opts.update(session_options or {})
+    if addresses is not None and "connect" not in opts:
+        opts["connect"] = failover_connector(addresses, ca)  # one ring for every session
     summary = Summary() if summary is None else summary
     say = on_event or (lambda text: log.info("%s", text))
     if memory is not None:
@@ -533,19 +550,23 @@ def _state_reporter(on_event: Callable[[str], None]) -> Callable[[SessionState],
     return report
 
 
-def run_bot(bot: Any, address: str = "127.0.0.1:7000", *, game: str,
+def run_bot(bot: Any, address: str | Sequence[str] = "127.0.0.1:7000", *, game: str,
             ca: str | None = None, **kwargs: Any) -> Summary:
     """Blocking wrapper of :func:`play`: ``run_bot(f, "host:port", game="war")``;
-    ``"tls://host:port"`` speaks TLS (``ca``: a private CA's PEM file).
+    ``"tls://host:port"`` speaks TLS (``ca``: a private CA's PEM file); several
+    addresses (``"a:7000,b:7001"`` or a list) fail over.
 
     Raises:
         ValueError: a bad address, or ``ca`` without ``tls://``.
-        See also :func:`play` and :func:`client.address.parse_address`.
+        See also :func:`play` and :func:`client.address.parse_addresses`.
     """
-    parsed = parse_address(address)
-    if ca is not None and not parsed.tls:
+    parsed = parse_addresses(address)
+    if ca is not None and not any(a.tls for a in parsed):
         raise ValueError(f"{address!r}: a CA file is for tls:// addresses only")
-    return trio.run(lambda: play(bot, parsed.host, parsed.port, game=game, tls=parsed.tls,
+    if len(parsed) > 1:
+        return trio.run(lambda: play(bot, game=game, ca=ca, addresses=parsed, **kwargs))
+    one = parsed[0]
+    return trio.run(lambda: play(bot, one.host, one.port, game=game, tls=one.tls,
                                  ca=ca, **kwargs))
 
 
