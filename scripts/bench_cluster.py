@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""The same load against one server and against cluster nodes on Redis, in one run.
+
+    .venv/bin/python scripts/bench_cluster.py [--matches 1000] [--think 2] [--duration 20]
+        [--configs single,node1,node2,node2-seats] [--game datastructures] [--json FILE]
+
+Configurations, each with a fresh store (and an emptied Redis), run one after the
+other against the same load (scripts/load.py's clients: ``--matches`` two-seat
+matches, random legal intents after a think time):
+
+``single``
+    one ``cardserver`` without ``--cluster`` (SQLite): the baseline;
+``node1``
+    one node of a cluster (``--cluster``, Redis with ``appendfsync always``);
+``node2``
+    two nodes, the matches spread over both (both seats of a match on its node);
+``node2-seats``
+    two nodes, each match's second seat connected to the other node (its
+    requests and its snapshots relayed between the nodes).
+
+For each it prints: intents answered per second of the server processes' CPU
+(the nodes' CPU summed, over the steady window; Redis's own CPU beside it),
+that figure against ``single`` (the goal: the cluster within 30 %), Redis
+commands per intent (``INFO commandstats`` before and after, every command of
+the run counted, divided by the intents answered), and the p50/p99 latency of
+an intent to its snapshot.
+
+The machine is shared: the load average is printed with each row; the ratios
+between configurations of one run are what to compare. Everything runs on
+loopback; every process started is stopped at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+for path in (ROOT, ROOT / "scripts"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from load import ONE_ADDRESS_FLAGS, SpawnedServer, _drive, proc_cpu  # noqa: E402
+
+from server.fdlimit import raise_fd_limit  # noqa: E402
+from tests.cluster.redis_server import RedisServer  # noqa: E402
+
+CONFIGS = ("single", "node1", "node2", "node2-seats")
+
+
+def redis_cli(port: int, *args: str) -> str:
+    """``redis-cli -p PORT ARGS`` on loopback; its output."""
+    return subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", str(port), *args],
+                          capture_output=True, text=True, check=True, timeout=10).stdout
+
+
+#: commands this script sends itself (not counted)
+OWN_COMMANDS = frozenset({"info", "config|resetstat", "flushall"})
+
+
+def redis_calls(port: int) -> dict[str, int]:
+    """Calls per command from ``INFO commandstats`` (less this script's own)."""
+    calls: dict[str, int] = {}
+    for line in redis_cli(port, "INFO", "commandstats").splitlines():
+        if line.startswith("cmdstat_"):
+            name, _, rest = line.partition(":")
+            if name[len("cmdstat_"):] in OWN_COMMANDS:
+                continue
+            fields = dict(f.split("=", 1) for f in rest.split(","))
+            calls[name[len("cmdstat_"):]] = int(fields["calls"])
+    return calls
+
+
+def _server_flags(matches: int) -> list[str]:
+    return [*ONE_ADDRESS_FLAGS, "--max-connections", str(2 * matches + 100),
+            "--max-matches", str(4 * matches + 100)]
+
+
+def run_config(name: str, args: argparse.Namespace, redis: RedisServer) -> dict[str, Any]:
+    """One configuration: its nodes started, the load run, the figures."""
+    nodes = 2 if name.startswith("node2") else 1
+    cluster = name != "single"
+    servers: list[SpawnedServer] = []
+    if cluster:
+        redis_cli(redis.port, "FLUSHALL")
+        redis_cli(redis.port, "CONFIG", "RESETSTAT")
+    try:
+        for i in range(nodes):
+            extra = _server_flags(args.matches)
+            if cluster:
+                extra += ["--cluster", redis.url, "--node-name", f"n{i}",
+                          "--node-lease", "5"]
+            server = SpawnedServer(extra)
+            server.start()
+            servers.append(server)
+        before = redis_calls(redis.port) if cluster else {}
+        redis_cpu0 = proc_cpu(redis.process.pid) if redis.process else None
+        load = argparse.Namespace(
+            procs=args.procs, ramp=args.ramp, duration=args.duration, game=args.game,
+            think=args.think, matches=args.matches, seed=args.seed, samples=None,
+            spread="seats" if name.endswith("seats") else "matches")
+        fig = _drive(load, [s.port for s in servers], [s.pid for s in servers])
+        after = redis_calls(redis.port) if cluster else {}
+        redis_cpu = (proc_cpu(redis.process.pid) or 0.0) - (redis_cpu0 or 0.0) \
+            if redis.process and cluster else None
+    finally:
+        for server in servers:
+            server.close()
+    cpu = fig["server_cpu_share"]
+    steady = fig["intents_steady"]
+    per_cpu = steady / (cpu * args.duration) if cpu else None
+    commands = sum(after.values()) - sum(before.values())
+    return {
+        "config": name, "nodes": nodes, "intents_steady": steady,
+        "intents_total": fig["intents_total"], "intents_per_s": fig["intents_per_s"],
+        "server_cpu_share": cpu, "intents_per_cpu_s": per_cpu,
+        "redis_cpu_s": redis_cpu,
+        "redis_commands": commands if cluster else None,
+        "redis_per_intent": commands / fig["intents_total"] if cluster and
+        fig["intents_total"] else None,
+        "redis_top": sorted(((after.get(k, 0) - before.get(k, 0), k) for k in after),
+                            reverse=True)[:6] if cluster else [],
+        "latency_ms": fig["latency_ms"], "errors": fig["errors"],
+        "error_count": fig["error_count"], "matches_finished": fig["matches_finished"],
+        "load_average": os.getloadavg()[0],
+    }
+
+
+def print_rows(rows: list[dict[str, Any]]) -> None:
+    base = next((r["intents_per_cpu_s"] for r in rows if r["config"] == "single"), None)
+    head = (f"{'config':<12} {'intents':>8} {'/s':>6} {'CPU':>5} {'intents/CPU-s':>13} "
+            f"{'vs single':>9} {'redis/intent':>12} {'p50 ms':>7} {'p99 ms':>7} "
+            f"{'errors':>6} {'load':>5}")
+    print(head)
+    for r in rows:
+        per = r["intents_per_cpu_s"]
+        ratio = f"{per / base - 1:+.0%}" if base and per else "-"
+        rpi = f"{r['redis_per_intent']:.2f}" if r["redis_per_intent"] is not None else "-"
+        cpu = f"{r['server_cpu_share']:.0%}" if r["server_cpu_share"] is not None else "-"
+        print(f"{r['config']:<12} {r['intents_steady']:>8} {r['intents_per_s']:>6.0f} "
+              f"{cpu:>5} {per or 0:>13.0f} {ratio:>9} {rpi:>12} "
+              f"{r['latency_ms']['p50']:>7.2f} {r['latency_ms']['p99']:>7.2f} "
+              f"{r['error_count']:>6} {r['load_average']:>5.1f}")
+    for r in rows:
+        if r["redis_top"]:
+            top = ", ".join(f"{k} {n}" for n, k in r["redis_top"])
+            print(f"  {r['config']}: Redis commands {r['redis_commands']} ({top}); "
+                  f"Redis CPU {r['redis_cpu_s']:.2f} s")
+        if r["errors"]:
+            print(f"  {r['config']}: errors {r['errors']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--matches", type=int, default=1000)
+    parser.add_argument("--think", type=float, default=2.0)
+    parser.add_argument("--duration", type=float, default=20.0)
+    parser.add_argument("--ramp", type=float, default=None)
+    parser.add_argument("--procs", type=int, default=2)
+    parser.add_argument("--game", default="datastructures", choices=["datastructures", "war"])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--configs", default="single,node1,node2,node2-seats")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    configs = args.configs.split(",")
+    unknown = set(configs) - set(CONFIGS)
+    if unknown:
+        parser.error(f"unknown configs {sorted(unknown)}; known: {', '.join(CONFIGS)}")
+    raise_fd_limit()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-cluster-") as tmp:
+        redis = RedisServer(Path(tmp))
+        redis.start()
+        try:
+            for name in configs:
+                print(f"bench_cluster: {name} ...", file=sys.stderr, flush=True)
+                started = time.monotonic()
+                rows.append(run_config(name, args, redis))
+                print(f"bench_cluster: {name} done in {time.monotonic() - started:.0f} s",
+                      file=sys.stderr, flush=True)
+        finally:
+            redis.stop()
+    print(f"{args.matches} matches, think {args.think:g} s, {args.duration:g} s steady, "
+          f"{args.game}, {os.cpu_count()} cores")
+    print_rows(rows)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
