@@ -125,8 +125,9 @@ def run_config(name: str, args: argparse.Namespace, redis: RedisServer) -> dict[
         "redis_commands": commands if cluster else None,
         "redis_per_intent": commands / fig["intents_total"] if cluster and
         fig["intents_total"] else None,
-        "redis_top": sorted(((after.get(k, 0) - before.get(k, 0), k) for k in after),
-                            reverse=True)[:6] if cluster else [],
+        "redis_top": sorted(((n, k) for k in after
+                             if (n := after.get(k, 0) - before.get(k, 0)) > 0),
+                            reverse=True)[:6],
         "latency_ms": fig["latency_ms"], "errors": fig["errors"],
         "error_count": fig["error_count"], "matches_finished": fig["matches_finished"],
         "load_average": os.getloadavg()[0],

@@ -27,16 +27,16 @@ Progress goes to stderr once a second; a table (and ``--json FILE``) at the end.
 The server's peak memory is its ``VmHWM`` from ``/proc/<pid>/status``
 (``--spawn-server`` knows the pid; otherwise pass ``--server-pid``).
 
-Against a cluster (docs/cluster.md), ``--port`` takes several ports (or
-``--ports``) and ``--host`` another address (a network namespace's, see
-scripts/netns_cluster.sh): match *n* is created on node *n* mod the nodes, and
+Against a cluster (docs/cluster.md), ``--port`` takes several ports, or
+``HOST:PORT`` of other addresses (network namespaces', see
+scripts/netns_cluster.py): match *n* is created on node *n* mod the nodes, and
 ``--spread seats`` has its second seat join from the next node (every intent of
 that seat relayed between nodes) where ``--spread matches`` (the default) keeps
 both seats on the creator's node; ``--server-pid`` may be repeated (CPU is then
 the sum of the nodes').
 
 Every loop is bounded in count and time; it connects only to loopback or to the
-``--host`` it is given.
+hosts ``--port`` names.
 Exit status: 0 when the run had no errors, 1 otherwise, 2 on a setup failure.
 """
 
@@ -209,17 +209,17 @@ class Plan:
     start_at: float  # time.monotonic() of the first connection
     stop_at: float  # no new intent after this
     seed: int
-    #: every node's port (cluster: match n is created on ports[n % len]); () = (port,)
-    ports: tuple[int, ...] = ()
-    host: str = HOST
+    #: every node's (host, port) (cluster: match n is created on nodes[n % len]);
+    #: () = ((HOST, port),)
+    nodes: tuple[tuple[str, int], ...] = ()
     #: "matches": both seats on the creator's node; "seats": seat 1 on the next node
     spread: str = "matches"
 
-    def seat_port(self, number: int, seat: int) -> int:
-        """The port seat ``seat`` of match ``number`` connects to."""
-        ports = self.ports or (self.port,)
+    def seat_node(self, number: int, seat: int) -> tuple[str, int]:
+        """The (host, port) seat ``seat`` of match ``number`` connects to."""
+        nodes = self.nodes or ((HOST, self.port),)
         shift = seat if self.spread == "seats" else 0
-        return ports[(number + shift) % len(ports)]
+        return nodes[(number + shift) % len(nodes)]
 
 
 @dataclass
@@ -279,7 +279,8 @@ class Worker:
         wires: list[Wire] = []
         try:
             for seat in (0, 1):
-                wire = await Wire.open(self.plan.seat_port(number, seat), self.plan.host)
+                host, port = self.plan.seat_node(number, seat)
+                wire = await Wire.open(port, host)
                 wires.append(wire)
                 self.tally.connections += 1
                 self.tally.peak_connections = max(self.tally.peak_connections,
@@ -560,9 +561,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             server.close()
 
 
-def _drive(args: argparse.Namespace, ports: list[int], pids: list[int]) -> dict[str, Any]:
-    """Run the load against the nodes on ``ports`` (of processes ``pids``, whose CPU
-    and memory are summed; [] for none known); the figures."""
+def _drive(args: argparse.Namespace, ports: list[int] | list[tuple[str, int]],
+           pids: list[int]) -> dict[str, Any]:
+    """Run the load against the nodes at ``ports`` (loopback ports, or (host, port)
+    pairs) of processes ``pids`` (CPU and memory summed; [] for none known); the
+    figures."""
+    nodes = tuple((HOST, p) if isinstance(p, int) else p for p in ports)
     procs = max(1, args.procs)
     ramp = args.ramp if args.ramp is not None else max(1.0, args.matches / 250)
     start_at = time.monotonic() + 0.5
@@ -572,9 +576,9 @@ def _drive(args: argparse.Namespace, ports: list[int], pids: list[int]) -> dict[
     numbers = list(range(args.matches))
     workers = []
     for i in range(procs):
-        plan = Plan(i, ports[0], args.game, args.think, numbers[i::procs], args.matches, ramp,
-                    start_at, stop_at, args.seed * 1000 + i, tuple(ports),
-                    getattr(args, "host", HOST), getattr(args, "spread", "matches"))
+        plan = Plan(i, nodes[0][1], args.game, args.think, numbers[i::procs], args.matches,
+                    ramp, start_at, stop_at, args.seed * 1000 + i, nodes,
+                    getattr(args, "spread", "matches"))
         proc = ctx.Process(target=_worker_main, args=(plan, out), daemon=True)
         proc.start()
         workers.append(proc)
@@ -713,24 +717,26 @@ def print_table(fig: dict[str, Any], out: Any = sys.stdout) -> None:
         print(f"{key:<{width}}  {value}", file=out)
 
 
-def _ports(text: str) -> list[int]:
-    """``7000`` or ``7000,7001``."""
-    return [int(p) for p in text.split(",")]
+def _nodes(text: str) -> list[tuple[str, int]]:
+    """``7000``, ``7000,7001`` or ``10.0.0.2:7000,10.0.0.3:7000``: (host, port) each."""
+    out = []
+    for part in text.split(","):
+        host, _, port = part.rpartition(":")
+        out.append((host or HOST, int(port)))
+    return out
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     where = parser.add_mutually_exclusive_group(required=True)
-    where.add_argument("--port", type=_ports,
-                       help="a cardserver already running (several ports, a,b: the "
-                            "nodes of a cluster)")
+    where.add_argument("--port", type=_nodes,
+                       help="a cardserver already running on 127.0.0.1: PORT; the nodes "
+                            "of a cluster: PORT,PORT or HOST:PORT,HOST:PORT")
     where.add_argument("--spawn-server", action="store_true",
                        help="start a cardserver subprocess (temp --db) for this run")
     parser.add_argument("--server-pid", type=int, action="append", default=[],
                         help="pid of the running server (memory, CPU); repeat for nodes")
-    parser.add_argument("--host", default=HOST,
-                        help="address of the running server(s) (default %(default)s)")
     parser.add_argument("--spread", choices=("matches", "seats"), default="matches",
                         help="several nodes: matches round-robin (both seats on one node), "
                              "or seat 1 on the next node (relayed)")
