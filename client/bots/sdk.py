@@ -77,6 +77,9 @@ BotFunction = Callable[[dict[str, Any], list[Intent]], Intent | Awaitable[Intent
 #: The games a bot can play: the engine's registry (kept as a name for the command line).
 GAMES = tuple(game_names())
 MODES = ("queue", "create", "join")
+#: Seconds before an intent refused ``unavailable`` (a cluster node without Redis)
+#: is sent again.
+UNAVAILABLE_RETRY = 0.25
 
 
 class BotError(Exception):
@@ -360,7 +363,9 @@ class BotRunner:
             BotError: the bot returned an intent that is not legal.
             ServerError: the server refused an intent for a reason other than
                 ``stale``, ``not_your_turn``, ``illegal_intent`` or ``match_finished``
-                (those are recovered from by waiting for the next snapshot).
+                (those are recovered from by waiting for the next snapshot),
+                ``unavailable`` (sent again after :data:`UNAVAILABLE_RETRY`) or
+                ``match_moved`` (the resume on another node re-sends the snapshot).
             client.session.SessionClosed: the session ended.
         """
         self.playing.add(match)
@@ -406,6 +411,13 @@ class BotRunner:
             except ServerError as exc:
                 if exc.code in ("stale", "not_your_turn", "illegal_intent", "match_finished"):
                     log.debug("intent refused (%s); acting on the next snapshot", exc.code)
+                    continue
+                if exc.code == "unavailable":  # cluster: not carried out; the snapshot stands
+                    log.info("intent refused (unavailable); trying again shortly")
+                    await trio.sleep(UNAVAILABLE_RETRY)
+                    consumed = serial - 1
+                    continue
+                if exc.code == "match_moved":  # cluster: the resume elsewhere re-sends it
                     continue
                 raise
             except ConnectionLost:
