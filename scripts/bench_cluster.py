@@ -22,8 +22,10 @@ For each it prints: intents answered per second of the server processes' CPU
 (the nodes' CPU summed, over the steady window; Redis's own CPU beside it),
 that figure against ``single`` (the goal: the cluster within 30 %), Redis
 commands per intent (``INFO commandstats`` before and after, every command of
-the run counted, divided by the intents answered), and the p50/p99 latency of
-an intent to its snapshot.
+the run counted, those a script runs included, divided by the intents
+answered), the nodes' round trips to Redis per intent (their
+``cardserver_redis_round_trips_total``, scraped from ``--metrics-port``), and
+the p50/p99 latency of an intent to its snapshot.
 
 The machine is shared: the load average is printed with each row; the ratios
 between configurations of one run are what to compare. Everything runs on
@@ -39,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +50,7 @@ for path in (ROOT, ROOT / "scripts"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from load import ONE_ADDRESS_FLAGS, SpawnedServer, _drive, proc_cpu  # noqa: E402
+from load import ONE_ADDRESS_FLAGS, SpawnedServer, _drive, free_port, proc_cpu  # noqa: E402
 
 from server.fdlimit import raise_fd_limit  # noqa: E402
 from tests.cluster.redis_server import RedisServer  # noqa: E402
@@ -78,6 +81,17 @@ def redis_calls(port: int) -> dict[str, int]:
     return calls
 
 
+def round_trips(ports: list[int]) -> float:
+    """The Redis round trips the nodes whose metrics are on ``ports`` made so far."""
+    total = 0.0
+    for port in ports:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            for line in r.read().decode().splitlines():
+                if line.startswith("cardserver_redis_round_trips_total{"):
+                    total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
 def _server_flags(matches: int) -> list[str]:
     return [*ONE_ADDRESS_FLAGS, "--max-connections", str(2 * matches + 100),
             "--max-matches", str(4 * matches + 100)]
@@ -88,6 +102,7 @@ def run_config(name: str, args: argparse.Namespace, redis: RedisServer) -> dict[
     nodes = 2 if name.startswith("node2") else 1
     cluster = name != "single"
     servers: list[SpawnedServer] = []
+    metrics_ports: list[int] = []
     if cluster:
         redis_cli(redis.port, "FLUSHALL")
         redis_cli(redis.port, "CONFIG", "RESETSTAT")
@@ -95,12 +110,14 @@ def run_config(name: str, args: argparse.Namespace, redis: RedisServer) -> dict[
         for i in range(nodes):
             extra = _server_flags(args.matches)
             if cluster:
+                metrics_ports.append(free_port())
                 extra += ["--cluster", redis.url, "--node-name", f"n{i}",
-                          "--node-lease", "5"]
+                          "--node-lease", "5", "--metrics-port", str(metrics_ports[-1])]
             server = SpawnedServer(extra)
             server.start()
             servers.append(server)
         before = redis_calls(redis.port) if cluster else {}
+        trips0 = round_trips(metrics_ports)
         redis_cpu0 = proc_cpu(redis.process.pid) if redis.process else None
         load = argparse.Namespace(
             procs=args.procs, ramp=args.ramp, duration=args.duration, game=args.game,
@@ -108,6 +125,7 @@ def run_config(name: str, args: argparse.Namespace, redis: RedisServer) -> dict[
             spread="seats" if name.endswith("seats") else "matches")
         fig = _drive(load, [s.port for s in servers], [s.pid for s in servers])
         after = redis_calls(redis.port) if cluster else {}
+        trips = round_trips(metrics_ports) - trips0
         redis_cpu = (proc_cpu(redis.process.pid) or 0.0) - (redis_cpu0 or 0.0) \
             if redis.process and cluster else None
     finally:
@@ -125,6 +143,8 @@ def run_config(name: str, args: argparse.Namespace, redis: RedisServer) -> dict[
         "redis_commands": commands if cluster else None,
         "redis_per_intent": commands / fig["intents_total"] if cluster and
         fig["intents_total"] else None,
+        "round_trips_per_intent": trips / fig["intents_total"] if cluster and
+        fig["intents_total"] else None,
         "redis_top": sorted(((n, k) for k in after
                              if (n := after.get(k, 0) - before.get(k, 0)) > 0),
                             reverse=True)[:6],
@@ -137,16 +157,19 @@ def run_config(name: str, args: argparse.Namespace, redis: RedisServer) -> dict[
 def print_rows(rows: list[dict[str, Any]]) -> None:
     base = next((r["intents_per_cpu_s"] for r in rows if r["config"] == "single"), None)
     head = (f"{'config':<12} {'intents':>8} {'/s':>6} {'CPU':>5} {'intents/CPU-s':>13} "
-            f"{'vs single':>9} {'redis/intent':>12} {'p50 ms':>7} {'p99 ms':>7} "
+            f"{'vs single':>9} {'cmds/intent':>11} {'trips/intent':>12} {'p50 ms':>7} "
+            f"{'p99 ms':>7} "
             f"{'errors':>6} {'load':>5}")
     print(head)
     for r in rows:
         per = r["intents_per_cpu_s"]
         ratio = f"{per / base - 1:+.0%}" if base and per else "-"
         rpi = f"{r['redis_per_intent']:.2f}" if r["redis_per_intent"] is not None else "-"
+        tpi = (f"{r['round_trips_per_intent']:.2f}"
+               if r["round_trips_per_intent"] is not None else "-")
         cpu = f"{r['server_cpu_share']:.0%}" if r["server_cpu_share"] is not None else "-"
         print(f"{r['config']:<12} {r['intents_steady']:>8} {r['intents_per_s']:>6.0f} "
-              f"{cpu:>5} {per or 0:>13.0f} {ratio:>9} {rpi:>12} "
+              f"{cpu:>5} {per or 0:>13.0f} {ratio:>9} {rpi:>11} {tpi:>12} "
               f"{r['latency_ms']['p50']:>7.2f} {r['latency_ms']['p99']:>7.2f} "
               f"{r['error_count']:>6} {r['load_average']:>5.1f}")
     for r in rows:
