@@ -19,7 +19,8 @@ matches, random legal intents after a think time):
     requests and its snapshots relayed between the nodes).
 
 For each it prints: intents answered per second of the server processes' CPU
-(the nodes' CPU summed, over the steady window; Redis's own CPU beside it),
+(the nodes' CPU summed, over the steady window; Redis's own CPU over the same
+window beside it, and the figure with it counted),
 that figure against ``single`` (the goal: the cluster within 30 %), Redis
 commands per intent (``INFO commandstats`` before and after, every command of
 the run counted, those a script runs included, divided by the intents
@@ -50,7 +51,7 @@ for path in (ROOT, ROOT / "scripts"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from load import ONE_ADDRESS_FLAGS, SpawnedServer, _drive, free_port, proc_cpu  # noqa: E402
+from load import ONE_ADDRESS_FLAGS, SpawnedServer, _drive, free_port  # noqa: E402
 
 from server.fdlimit import raise_fd_limit  # noqa: E402
 from tests.cluster.redis_server import RedisServer  # noqa: E402
@@ -118,28 +119,28 @@ def run_config(name: str, args: argparse.Namespace, redis: RedisServer) -> dict[
             servers.append(server)
         before = redis_calls(redis.port) if cluster else {}
         trips0 = round_trips(metrics_ports)
-        redis_cpu0 = proc_cpu(redis.process.pid) if redis.process else None
         load = argparse.Namespace(
             procs=args.procs, ramp=args.ramp, duration=args.duration, game=args.game,
             think=args.think, matches=args.matches, seed=args.seed, samples=None,
             spread="seats" if name.endswith("seats") else "matches")
-        fig = _drive(load, [s.port for s in servers], [s.pid for s in servers])
+        fig = _drive(load, [s.port for s in servers], [s.pid for s in servers],
+                     also=[redis.process.pid] if cluster and redis.process else [])
         after = redis_calls(redis.port) if cluster else {}
         trips = round_trips(metrics_ports) - trips0
-        redis_cpu = (proc_cpu(redis.process.pid) or 0.0) - (redis_cpu0 or 0.0) \
-            if redis.process and cluster else None
     finally:
         for server in servers:
             server.close()
     cpu = fig["server_cpu_share"]
     steady = fig["intents_steady"]
     per_cpu = steady / (cpu * args.duration) if cpu else None
+    redis_cpu = fig["also_cpu_share"]
+    per_cpu_all = steady / ((cpu + (redis_cpu or 0.0)) * args.duration) if cpu else None
     commands = sum(after.values()) - sum(before.values())
     return {
         "config": name, "nodes": nodes, "intents_steady": steady,
         "intents_total": fig["intents_total"], "intents_per_s": fig["intents_per_s"],
         "server_cpu_share": cpu, "intents_per_cpu_s": per_cpu,
-        "redis_cpu_s": redis_cpu,
+        "redis_cpu_share": redis_cpu, "intents_per_cpu_s_with_redis": per_cpu_all,
         "redis_commands": commands if cluster else None,
         "redis_per_intent": commands / fig["intents_total"] if cluster and
         fig["intents_total"] else None,
@@ -175,8 +176,9 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
     for r in rows:
         if r["redis_top"]:
             top = ", ".join(f"{k} {n}" for n, k in r["redis_top"])
-            print(f"  {r['config']}: Redis commands {r['redis_commands']} ({top}); "
-                  f"Redis CPU {r['redis_cpu_s']:.2f} s")
+            print(f"  {r['config']}: Redis commands {r['redis_commands']} ({top}); Redis "
+                  f"{r['redis_cpu_share'] or 0:.0%} of a core; nodes and Redis together "
+                  f"{r['intents_per_cpu_s_with_redis'] or 0:.0f} intents per CPU-second")
         if r["errors"]:
             print(f"  {r['config']}: errors {r['errors']}")
 

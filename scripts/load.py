@@ -562,10 +562,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _drive(args: argparse.Namespace, ports: list[int] | list[tuple[str, int]],
-           pids: list[int]) -> dict[str, Any]:
+           pids: list[int], also: list[int] | None = None) -> dict[str, Any]:
     """Run the load against the nodes at ``ports`` (loopback ports, or (host, port)
     pairs) of processes ``pids`` (CPU and memory summed; [] for none known); the
-    figures."""
+    figures. ``also``: other processes (Redis) whose CPU over the same steady
+    window is reported as ``also_cpu_share``."""
+    also = also or []
     nodes = tuple((HOST, p) if isinstance(p, int) else p for p in ports)
     procs = max(1, args.procs)
     ramp = args.ramp if args.ramp is not None else max(1.0, args.matches / 250)
@@ -586,8 +588,8 @@ def _drive(args: argparse.Namespace, ports: list[int] | list[tuple[str, int]],
     done: dict[int, tuple[Any, ...]] = {}
     peak_rss = 0
     # (time, cpu, runqueue wait) when the ramp ended and when the run ended
-    cpu_mark: tuple[float, float, float] | None = None
-    cpu_end: tuple[float, float, float] | None = None
+    cpu_mark: tuple[float, float, float, float] | None = None
+    cpu_end: tuple[float, float, float, float] | None = None
     hard_deadline = stop_at + RECV_TIMEOUT + 30
     last_print = 0.0
     tty = sys.stderr.isatty()
@@ -606,9 +608,9 @@ def _drive(args: argparse.Namespace, ports: list[int] | list[tuple[str, int]],
         if pids:
             peak_rss = max(peak_rss, _summed(proc_status, pids, "VmRSS"))
             if cpu_mark is None and now >= start_at + ramp:
-                cpu_mark = (now, _cpu(pids), _wait(pids))
+                cpu_mark = (now, _cpu(pids), _wait(pids), _cpu(also))
             if cpu_end is None and now >= stop_at:
-                cpu_end = (now, _cpu(pids), _wait(pids))
+                cpu_end = (now, _cpu(pids), _wait(pids), _cpu(also))
         if now - last_print >= 1.0:
             last_print = now
             conns = sum(t["connections"] for t in latest.values())
@@ -650,10 +652,11 @@ def _drive(args: argparse.Namespace, ports: list[int] | list[tuple[str, int]],
     for t in latest.values():
         errors.update(t["errors"])
         results.update(t["results"])
-    server_cpu = server_wait = None
+    server_cpu = server_wait = also_cpu = None
     if cpu_mark and cpu_end and cpu_end[0] > cpu_mark[0]:
         server_cpu = (cpu_end[1] - cpu_mark[1]) / (cpu_end[0] - cpu_mark[0])
         server_wait = (cpu_end[2] - cpu_mark[2]) / (cpu_end[0] - cpu_mark[0])
+        also_cpu = (cpu_end[3] - cpu_mark[3]) / (cpu_end[0] - cpu_mark[0]) if also else None
     elapsed = args.duration
     return {
         "game": args.game, "think": args.think, "procs": procs, "ramp_s": ramp,
@@ -672,6 +675,7 @@ def _drive(args: argparse.Namespace, ports: list[int] | list[tuple[str, int]],
         "failures": failures, "results": dict(results),
         "server_pid": pids[0] if len(pids) == 1 else pids, "server_vmhwm_mib": hwm / 1024 if hwm else None,
         "server_cpu_share": server_cpu, "server_runqueue_wait_share": server_wait,
+        "also_cpu_share": also_cpu,
         "load_average": os.getloadavg(),
         "server_cpu_ms_per_intent": (server_cpu * 1000 * len(steady) and
                                      server_cpu * 1000 * elapsed / len(steady))
