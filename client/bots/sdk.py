@@ -80,6 +80,9 @@ MODES = ("queue", "create", "join")
 #: Seconds before an intent refused ``unavailable`` (a cluster node without Redis)
 #: is sent again.
 UNAVAILABLE_RETRY = 0.25
+#: Seconds a bot that decided before its connection dropped waits for the snapshot
+#: its resume brings before it acts on the one it had.
+RESUME_WAIT = 2.0
 
 
 class BotError(Exception):
@@ -396,6 +399,7 @@ class BotRunner:
                 await self._next_push()
                 continue
             consumed = serial
+            reconnects = self.session.reconnects
             intent = await self.decide(seat, snap["view"], list(snap["legal"]))
             if intent not in snap["legal"]:
                 raise BotError(f"the bot chose {intent!r}, which is not among the legal "
@@ -405,6 +409,18 @@ class BotRunner:
             self._drain()
             if self.serials.get(match, 0) != serial:
                 continue  # a newer snapshot arrived while thinking: decide again on it
+            if (self.session.reconnects != reconnects
+                    or self.session.state is not SessionState.CONNECTED):
+                # decided before the connection dropped: act on the snapshot the resume
+                # sends (a cluster node that adopts the match a moment later sends it
+                # then), or on this one again if none comes
+                await self.session.wait_connected()
+                with trio.move_on_after(RESUME_WAIT):
+                    while self.serials.get(match, 0) == serial:
+                        await self._next_push()
+                if self.serials.get(match, 0) == serial:
+                    consumed = serial - 1
+                continue
             try:
                 reply = await self.session.request(
                     IntentRequest(match=match, seq=snap["seq"], intent=intent))

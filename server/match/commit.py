@@ -301,7 +301,9 @@ class AwaitedCommit(GroupCommit):
         batches = [item.match.journal_batch(item.fx) for item in writing]
         self.batches += 1
         self.commands += len(batch)
+        began = metrics.perf_counter()
         await self.journal.commit(batches)
+        metrics.committed(began)
         for item, written in zip(writing, batches, strict=True):
             item.outcome = written.outcome
         for item in batch:
