@@ -156,20 +156,22 @@ def run_config(name: str, args: argparse.Namespace, redis: RedisServer) -> dict[
 
 
 def print_rows(rows: list[dict[str, Any]]) -> None:
-    base = next((r["intents_per_cpu_s"] for r in rows if r["config"] == "single"), None)
-    head = (f"{'config':<12} {'intents':>8} {'/s':>6} {'CPU':>5} {'intents/CPU-s':>13} "
+    """One line per configuration and round; each compared with ``single`` of its round."""
+    head = (f"{'round':>5} {'config':<12} {'intents':>8} {'/s':>6} {'CPU':>5} {'intents/CPU-s':>13} "
             f"{'vs single':>9} {'cmds/intent':>11} {'trips/intent':>12} {'p50 ms':>7} "
             f"{'p99 ms':>7} "
             f"{'errors':>6} {'load':>5}")
     print(head)
     for r in rows:
+        base = next((b["intents_per_cpu_s"] for b in rows
+                     if b["config"] == "single" and b.get("round") == r.get("round")), None)
         per = r["intents_per_cpu_s"]
         ratio = f"{per / base - 1:+.0%}" if base and per else "-"
         rpi = f"{r['redis_per_intent']:.2f}" if r["redis_per_intent"] is not None else "-"
         tpi = (f"{r['round_trips_per_intent']:.2f}"
                if r["round_trips_per_intent"] is not None else "-")
         cpu = f"{r['server_cpu_share']:.0%}" if r["server_cpu_share"] is not None else "-"
-        print(f"{r['config']:<12} {r['intents_steady']:>8} {r['intents_per_s']:>6.0f} "
+        print(f"{r.get('round', 1):>5} {r['config']:<12} {r['intents_steady']:>8} {r['intents_per_s']:>6.0f} "
               f"{cpu:>5} {per or 0:>13.0f} {ratio:>9} {rpi:>11} {tpi:>12} "
               f"{r['latency_ms']['p50']:>7.2f} {r['latency_ms']['p99']:>7.2f} "
               f"{r['error_count']:>6} {r['load_average']:>5.1f}")
@@ -193,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--game", default="datastructures", choices=["datastructures", "war"])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--configs", default="single,node1,node2,node2-seats")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run the configurations this many times, interleaved")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     configs = args.configs.split(",")
@@ -205,12 +209,14 @@ def main(argv: list[str] | None = None) -> int:
         redis = RedisServer(Path(tmp))
         redis.start()
         try:
-            for name in configs:
-                print(f"bench_cluster: {name} ...", file=sys.stderr, flush=True)
-                started = time.monotonic()
-                rows.append(run_config(name, args, redis))
-                print(f"bench_cluster: {name} done in {time.monotonic() - started:.0f} s",
-                      file=sys.stderr, flush=True)
+            for round_no in range(1, args.rounds + 1):
+                for name in configs:
+                    print(f"bench_cluster: round {round_no}, {name} ...", file=sys.stderr,
+                          flush=True)
+                    started = time.monotonic()
+                    rows.append(run_config(name, args, redis) | {"round": round_no})
+                    print(f"bench_cluster: {name} done in {time.monotonic() - started:.0f} s",
+                          file=sys.stderr, flush=True)
         finally:
             redis.stop()
     print(f"{args.matches} matches, think {args.think:g} s, {args.duration:g} s steady, "
