@@ -82,15 +82,40 @@ def redis_calls(port: int) -> dict[str, int]:
     return calls
 
 
-def round_trips(ports: list[int]) -> float:
-    """The Redis round trips the nodes whose metrics are on ``ports`` made so far."""
-    total = 0.0
+def scrape(ports: list[int]) -> dict[str, float]:
+    """The nodes' counters that matter here, summed over the nodes whose metrics are
+    on ``ports``: Redis round trips, and the commit histogram's buckets
+    (``commit_le_BOUND``)."""
+    found: dict[str, float] = {}
     for port in ports:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
             for line in r.read().decode().splitlines():
-                if line.startswith("cardserver_redis_round_trips_total{"):
-                    total += float(line.rsplit(" ", 1)[1])
-    return total
+                name, _, number = line.rpartition(" ")
+                if name.startswith("cardserver_redis_round_trips_total{"):
+                    key = "trips"
+                elif name.startswith("cardserver_commit_seconds_bucket{"):
+                    key = "commit_le_" + name.split('le="', 1)[1].split('"', 1)[0]
+                else:
+                    continue
+                found[key] = found.get(key, 0.0) + float(number)
+    return found
+
+
+def commit_quantile(before: dict[str, float], after: dict[str, float], q: float
+                    ) -> float | None:
+    """The upper bound (ms) of the commit-time bucket holding the ``q`` quantile of the
+    commits between two scrapes (None: no commit)."""
+    bounds = sorted((float(k[len("commit_le_"):]), k) for k in after
+                    if k.startswith("commit_le_"))
+    if not bounds:
+        return None
+    total = after[bounds[-1][1]] - before.get(bounds[-1][1], 0.0)
+    if total <= 0:
+        return None
+    for bound, key in bounds:
+        if after[key] - before.get(key, 0.0) >= q * total:
+            return bound * 1000
+    return None
 
 
 def _server_flags(matches: int) -> list[str]:
@@ -109,16 +134,16 @@ def run_config(name: str, args: argparse.Namespace, redis: RedisServer) -> dict[
         redis_cli(redis.port, "CONFIG", "RESETSTAT")
     try:
         for i in range(nodes):
-            extra = _server_flags(args.matches)
+            metrics_ports.append(free_port())
+            extra = [*_server_flags(args.matches), "--metrics-port", str(metrics_ports[-1])]
             if cluster:
-                metrics_ports.append(free_port())
                 extra += ["--cluster", redis.url, "--node-name", f"n{i}",
-                          "--node-lease", "5", "--metrics-port", str(metrics_ports[-1])]
+                          "--node-lease", "5"]
             server = SpawnedServer(extra)
             server.start()
             servers.append(server)
         before = redis_calls(redis.port) if cluster else {}
-        trips0 = round_trips(metrics_ports)
+        scraped0 = scrape(metrics_ports)
         load = argparse.Namespace(
             procs=args.procs, ramp=args.ramp, duration=args.duration, game=args.game,
             think=args.think, matches=args.matches, seed=args.seed, samples=None,
@@ -126,7 +151,8 @@ def run_config(name: str, args: argparse.Namespace, redis: RedisServer) -> dict[
         fig = _drive(load, [s.port for s in servers], [s.pid for s in servers],
                      also=[redis.process.pid] if cluster and redis.process else [])
         after = redis_calls(redis.port) if cluster else {}
-        trips = round_trips(metrics_ports) - trips0
+        scraped = scrape(metrics_ports)
+        trips = scraped.get("trips", 0.0) - scraped0.get("trips", 0.0)
     finally:
         for server in servers:
             server.close()
@@ -150,6 +176,8 @@ def run_config(name: str, args: argparse.Namespace, redis: RedisServer) -> dict[
                              if (n := after.get(k, 0) - before.get(k, 0)) > 0),
                             reverse=True)[:6],
         "latency_ms": fig["latency_ms"], "errors": fig["errors"],
+        "commit_p50_ms": commit_quantile(scraped0, scraped, 0.5),
+        "commit_p99_ms": commit_quantile(scraped0, scraped, 0.99),
         "error_count": fig["error_count"], "matches_finished": fig["matches_finished"],
         "load_average": os.getloadavg()[0],
     }
@@ -176,11 +204,16 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
               f"{r['latency_ms']['p50']:>7.2f} {r['latency_ms']['p99']:>7.2f} "
               f"{r['error_count']:>6} {r['load_average']:>5.1f}")
     for r in rows:
+        if not r["redis_top"]:
+            print(f"  {r['config']}: commit p50 <= {r['commit_p50_ms']} ms, p99 <= "
+                  f"{r['commit_p99_ms']} ms (cardserver_commit_seconds buckets)")
         if r["redis_top"]:
             top = ", ".join(f"{k} {n}" for n, k in r["redis_top"])
             print(f"  {r['config']}: Redis commands {r['redis_commands']} ({top}); Redis "
                   f"{r['redis_cpu_share'] or 0:.0%} of a core; nodes and Redis together "
-                  f"{r['intents_per_cpu_s_with_redis'] or 0:.0f} intents per CPU-second")
+                  f"{r['intents_per_cpu_s_with_redis'] or 0:.0f} intents per CPU-second; "
+                  f"commit p50 <= {r['commit_p50_ms']} ms, p99 <= {r['commit_p99_ms']} ms "
+                  "(the nodes' cardserver_commit_seconds buckets)")
         if r["errors"]:
             print(f"  {r['config']}: errors {r['errors']}")
 
