@@ -12,10 +12,17 @@ An :class:`Address` unpacks and compares as the pair ``(host, port)``; its
 ``tls`` attribute records a ``tls://`` scheme: the client then speaks TLS
 (:func:`client.session.connector`), as a server started with ``--tls-cert``
 expects.
+
+Several addresses of one server (the nodes of a cluster, docs/cluster.md) are
+given as a comma-separated list, or repeated on the command line
+(:func:`parse_addresses`)::
+
+    127.0.0.1:7000,127.0.0.1:7001   ->  [("127.0.0.1", 7000), ("127.0.0.1", 7001)]
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
 #: The port a bare host means (the server's default).
@@ -81,6 +88,32 @@ def parse_address(text: str, default_port: int = DEFAULT_PORT) -> Address:
                          f"got {text!r}")
     port = default_port if port_text is None else _port(port_text)
     return Address(host, port, tls)
+
+
+def parse_addresses(texts: str | Iterable[str], default_port: int = DEFAULT_PORT,
+                    ) -> list[Address]:
+    """Parse one or more server addresses: each text may itself be a comma-separated
+    list. Repeats are dropped (the first one keeps its place).
+
+    Args:
+        texts: ``"a:7000,b:7001"``, or several such texts (repeated arguments).
+        default_port: the port of an address that gives none.
+
+    Raises:
+        ValueError: no address at all, or one malformed (as :func:`parse_address`
+            says, naming it).
+    """
+    if isinstance(texts, str):
+        texts = [texts]
+    found: list[Address] = []
+    for text in texts:
+        for part in text.split(","):
+            address = parse_address(part, default_port)
+            if address not in found:
+                found.append(address)
+    if not found:
+        raise ValueError("expected at least one HOST:PORT")
+    return found
 
 
 def _split(rest: str) -> tuple[str, str | None]:

@@ -38,7 +38,11 @@ What it does:
   requests in flight at the drop fail with :class:`ConnectionLost`, requests
   made while reconnecting wait for the new connection;
 * ``session.state`` is one of :class:`SessionState` (connecting, connected,
-  reconnecting, closed); ``on_state`` is called on each change.
+  reconnecting, closed); ``on_state`` is called on each change;
+* given several addresses of one server (``addresses=["a:7000", "b:7001"]``, the
+  nodes of a cluster), it connects to the first that answers and, after a lost
+  connection, resumes on the next live one, preferring the nodes the server
+  listed in ``welcome.nodes`` (:mod:`client.failover`).
 
 Tasks per connection: one reader, one writer fed by a bounded channel, one
 heartbeat. Everything on the wire, both ways, goes through
@@ -55,13 +59,15 @@ import logging
 import math
 import random
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import trio
 
+from client.address import Address, parse_addresses
+from client.failover import Failover
 from protocol.connection import CLOSED, NEED_DATA, Connection
 from protocol.connection import State as ConnState
 from protocol.errors import ProtocolError, is_fatal
@@ -212,6 +218,8 @@ class Session:
         seed: int | None = None,
     ) -> None:
         self._connect = connect
+        #: the addresses tried in turn, when ``connect`` is a Failover
+        self.failover = connect if isinstance(connect, Failover) else None
         self.name = name
         self.client = client
         self.token = token
@@ -459,7 +467,45 @@ class Session:
         self.session_id = event.session
         self.limits = dict(event.limits)
         self.resumed = event.resumed
+        if self.failover is not None:
+            self.failover.welcomed(event.nodes)
         return _Link(stream, conn, self._outbox_size)
+
+    async def _first_link(self) -> _Link:
+        """The first connection: with several addresses, one that refuses the
+        handshake (full, shutting down, silent, not knowing our token) passes the
+        turn to the next; the last one's failure is raised.
+
+        Raises:
+            as :meth:`_open_link`.
+        """
+        tries = 1 if self.failover is None else len(self.failover.ring())
+        for attempt in range(1, tries + 1):
+            try:
+                return await self._open_link()
+            except ServerError as exc:
+                if attempt == tries or (exc.code in FINAL_CODES
+                                        and not self._another_may_know(exc.code)):
+                    raise
+                log.info("connect refused: %s; trying the next address", exc)
+            except (ConnectionLost, trio.TooSlowError) as exc:
+                if attempt == tries:
+                    raise
+                log.info("connect failed: %r; trying the next address", exc)
+        raise AssertionError("unreachable")
+
+    def _another_may_know(self, code: str) -> bool:
+        """After a refused hello: whether another address may still accept it (a
+        ``bad_token`` from a server outside the session's cluster)."""
+        return (code == "bad_token" and self.failover is not None
+                and self.failover.token_refused())
+
+    @property
+    def address(self) -> str | None:
+        """The address of the latest connection, when the session has several."""
+        if self.failover is None or self.failover.current is None:
+            return None
+        return str(self.failover.current)
 
     async def _supervise(self, link: _Link, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Serve links one after the other until the session ends."""
@@ -515,7 +561,7 @@ class Session:
                 return await self._open_link()
             except ServerError as exc:
                 log.info("reconnect refused: %s", exc)
-                if exc.code in FINAL_CODES:
+                if exc.code in FINAL_CODES and not self._another_may_know(exc.code):
                     self.close_reason = exc.code
                     await self._push({"type": "error", "code": exc.code, "message": exc.message})
                     return None
@@ -689,6 +735,25 @@ def tls_connector(host: str, port: int, ca: str | None = None) -> StreamFactory:
     return connect
 
 
+def failover_connector(addresses: Sequence[str | Address] | str, ca: str | None = None,
+                       ) -> Failover:
+    """A :class:`~client.failover.Failover` over ``addresses`` (``"a:7000,b:7001"``,
+    or a list of texts or :class:`~client.address.Address`), each opened by
+    :func:`connector` (TLS for a ``tls://`` address, trusting ``ca``).
+
+    Raises:
+        ValueError: no address, or a malformed one.
+    """
+    parsed = parse_addresses(addresses if isinstance(addresses, str)
+                             else [str(a) for a in addresses])
+
+    async def open_stream(address: Address) -> trio.abc.Stream:
+        return await connector(address.host, address.port, address.tls,
+                               ca if address.tls else None)()
+
+    return Failover(parsed, open_stream)
+
+
 def connector(host: str, port: int, tls: bool = False, ca: str | None = None) -> StreamFactory:
     """:func:`tls_connector` when ``tls`` (a ``tls://`` address), else :func:`tcp_connector`.
 
@@ -714,12 +779,16 @@ async def open_session(
     connect: StreamFactory | None = None,
     tls: bool = False,
     ca: str | None = None,
+    addresses: Sequence[str | Address] | str | None = None,
     **options: Any,
 ) -> AsyncIterator[Session]:
     """Connect, handshake, and yield a running :class:`Session`; close it on exit.
 
     Args:
-        host, port: the server (ignored when ``connect`` is given).
+        host, port: the server (ignored when ``connect`` or ``addresses`` is given).
+        addresses: several addresses of one server (``"a:7000,b:7001"`` or a list;
+            ``tls://`` per address): tried in order, and after a lost connection
+            the session resumes on the next live one (:mod:`client.failover`).
         tls: speak TLS inside the TCP connection (a ``tls://`` address), checking
             the server's certificate; ``ca``: a PEM file of the private CA to trust
             instead of the system's roots.
@@ -741,13 +810,15 @@ async def open_session(
         ConnectionLost: the server closed during the handshake.
         trio.TooSlowError: no welcome within ``handshake_timeout``.
     """
+    if connect is None and addresses is not None:
+        connect = failover_connector(addresses, ca)
     if connect is None:
         if host is None or port is None:
-            raise ValueError("give host and port, or connect")
+            raise ValueError("give host and port, addresses, or connect")
         connect = connector(host, port, tls, ca)
     session = Session(connect, name=name, client=client, token=token, **options)
     try:
-        link = await session._open_link()
+        link = await session._first_link()
     except BaseException:
         session._shutdown("connect failed")
         raise

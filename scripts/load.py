@@ -27,7 +27,16 @@ Progress goes to stderr once a second; a table (and ``--json FILE``) at the end.
 The server's peak memory is its ``VmHWM`` from ``/proc/<pid>/status``
 (``--spawn-server`` knows the pid; otherwise pass ``--server-pid``).
 
-Every loop is bounded in count and time; it only ever connects to 127.0.0.1.
+Against a cluster (docs/cluster.md), ``--port`` takes several ports, or
+``HOST:PORT`` of other addresses (network namespaces', see
+scripts/netns_cluster.py): match *n* is created on node *n* mod the nodes, and
+``--spread seats`` has its second seat join from the next node (every intent of
+that seat relayed between nodes) where ``--spread matches`` (the default) keeps
+both seats on the creator's node; ``--server-pid`` may be repeated (CPU is then
+the sum of the nodes').
+
+Every loop is bounded in count and time; it connects only to loopback or to the
+hosts ``--port`` names.
 Exit status: 0 when the run had no errors, 1 otherwise, 2 on a setup failure.
 """
 
@@ -200,6 +209,17 @@ class Plan:
     start_at: float  # time.monotonic() of the first connection
     stop_at: float  # no new intent after this
     seed: int
+    #: every node's (host, port) (cluster: match n is created on nodes[n % len]);
+    #: () = ((HOST, port),)
+    nodes: tuple[tuple[str, int], ...] = ()
+    #: "matches": both seats on the creator's node; "seats": seat 1 on the next node
+    spread: str = "matches"
+
+    def seat_node(self, number: int, seat: int) -> tuple[str, int]:
+        """The (host, port) seat ``seat`` of match ``number`` connects to."""
+        nodes = self.nodes or ((HOST, self.port),)
+        shift = seat if self.spread == "seats" else 0
+        return nodes[(number + shift) % len(nodes)]
 
 
 @dataclass
@@ -259,7 +279,8 @@ class Worker:
         wires: list[Wire] = []
         try:
             for seat in (0, 1):
-                wire = await Wire.open(self.plan.port)
+                host, port = self.plan.seat_node(number, seat)
+                wire = await Wire.open(port, host)
                 wires.append(wire)
                 self.tally.connections += 1
                 self.tally.peak_connections = max(self.tally.peak_connections,
@@ -493,6 +514,19 @@ def proc_runqueue_wait(pid: int) -> float | None:
         return None
 
 
+def _summed(status: Any, pids: list[int], key: str) -> int:
+    """The sum of ``status(pid)[key]`` over ``pids``."""
+    return sum(status(pid).get(key, 0) for pid in pids)
+
+
+def _cpu(pids: list[int]) -> float:
+    return sum(proc_cpu(pid) or 0.0 for pid in pids)
+
+
+def _wait(pids: list[int]) -> float:
+    return sum(proc_runqueue_wait(pid) or 0.0 for pid in pids)
+
+
 def percentile(sorted_values: list[float], q: float) -> float:
     """The q-quantile (0..1) by nearest rank; nan for no values."""
     if not sorted_values:
@@ -516,18 +550,25 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                  "--max-matches", str(4 * args.matches + 100)] + args.server_arg
         server = SpawnedServer(extra)
         server.start()
-        port, pid = server.port, server.pid
-        print(f"load: cardserver pid {pid} on {HOST}:{port}", file=sys.stderr)
+        ports, pids = [server.port], [server.pid]
+        print(f"load: cardserver pid {server.pid} on {HOST}:{server.port}", file=sys.stderr)
     else:
-        port, pid = args.port, args.server_pid
+        ports, pids = args.port, args.server_pid
     try:
-        return _drive(args, port, pid)
+        return _drive(args, ports, pids)
     finally:
         if server is not None:
             server.close()
 
 
-def _drive(args: argparse.Namespace, port: int, pid: int | None) -> dict[str, Any]:
+def _drive(args: argparse.Namespace, ports: list[int] | list[tuple[str, int]],
+           pids: list[int], also: list[int] | None = None) -> dict[str, Any]:
+    """Run the load against the nodes at ``ports`` (loopback ports, or (host, port)
+    pairs) of processes ``pids`` (CPU and memory summed; [] for none known); the
+    figures. ``also``: other processes (Redis) whose CPU over the same steady
+    window is reported as ``also_cpu_share``."""
+    also = also or []
+    nodes = tuple((HOST, p) if isinstance(p, int) else p for p in ports)
     procs = max(1, args.procs)
     ramp = args.ramp if args.ramp is not None else max(1.0, args.matches / 250)
     start_at = time.monotonic() + 0.5
@@ -537,8 +578,9 @@ def _drive(args: argparse.Namespace, port: int, pid: int | None) -> dict[str, An
     numbers = list(range(args.matches))
     workers = []
     for i in range(procs):
-        plan = Plan(i, port, args.game, args.think, numbers[i::procs], args.matches, ramp,
-                    start_at, stop_at, args.seed * 1000 + i)
+        plan = Plan(i, nodes[0][1], args.game, args.think, numbers[i::procs], args.matches,
+                    ramp, start_at, stop_at, args.seed * 1000 + i, nodes,
+                    getattr(args, "spread", "matches"))
         proc = ctx.Process(target=_worker_main, args=(plan, out), daemon=True)
         proc.start()
         workers.append(proc)
@@ -546,8 +588,8 @@ def _drive(args: argparse.Namespace, port: int, pid: int | None) -> dict[str, An
     done: dict[int, tuple[Any, ...]] = {}
     peak_rss = 0
     # (time, cpu, runqueue wait) when the ramp ended and when the run ended
-    cpu_mark: tuple[float, float, float] | None = None
-    cpu_end: tuple[float, float, float] | None = None
+    cpu_mark: tuple[float, float, float, float] | None = None
+    cpu_end: tuple[float, float, float, float] | None = None
     hard_deadline = stop_at + RECV_TIMEOUT + 30
     last_print = 0.0
     tty = sys.stderr.isatty()
@@ -563,12 +605,12 @@ def _drive(args: argparse.Namespace, port: int, pid: int | None) -> dict[str, An
                 done[item[1]] = item
                 latest[item[1]] = item[2]
         now = time.monotonic()
-        if pid:
-            peak_rss = max(peak_rss, proc_status(pid).get("VmRSS", 0))
+        if pids:
+            peak_rss = max(peak_rss, _summed(proc_status, pids, "VmRSS"))
             if cpu_mark is None and now >= start_at + ramp:
-                cpu_mark = (now, proc_cpu(pid) or 0.0, proc_runqueue_wait(pid) or 0.0)
+                cpu_mark = (now, _cpu(pids), _wait(pids), _cpu(also))
             if cpu_end is None and now >= stop_at:
-                cpu_end = (now, proc_cpu(pid) or 0.0, proc_runqueue_wait(pid) or 0.0)
+                cpu_end = (now, _cpu(pids), _wait(pids), _cpu(also))
         if now - last_print >= 1.0:
             last_print = now
             conns = sum(t["connections"] for t in latest.values())
@@ -576,7 +618,7 @@ def _drive(args: argparse.Namespace, port: int, pid: int | None) -> dict[str, An
             intents = sum(t["intents"] for t in latest.values())
             errs = sum(sum(t["errors"].values()) for t in latest.values())
             phase = "ramp" if now < start_at + ramp else ("run" if now < stop_at else "stop")
-            mem = proc_status(pid).get("VmRSS", 0) // 1024 if pid else 0
+            mem = _summed(proc_status, pids, "VmRSS") // 1024
             line = (f"[{phase} {now - start_at:6.1f}s] conns {conns:5d}  matches {active:5d}  "
                     f"intents {intents:8d}  errors {errs:4d}  server rss {mem} MiB")
             print(("\r" + line) if tty else line, end="" if tty else "\n", file=sys.stderr,
@@ -587,7 +629,7 @@ def _drive(args: argparse.Namespace, port: int, pid: int | None) -> dict[str, An
         proc.join(5)
         if proc.is_alive():
             proc.kill()
-    hwm = proc_status(pid).get("VmHWM", peak_rss) if pid else 0
+    hwm = (_summed(proc_status, pids, "VmHWM") or peak_rss) if pids else 0
     samples: list[tuple[float, float]] = []
     worker_cpu = []
     worker_wait = []
@@ -610,10 +652,11 @@ def _drive(args: argparse.Namespace, port: int, pid: int | None) -> dict[str, An
     for t in latest.values():
         errors.update(t["errors"])
         results.update(t["results"])
-    server_cpu = server_wait = None
+    server_cpu = server_wait = also_cpu = None
     if cpu_mark and cpu_end and cpu_end[0] > cpu_mark[0]:
         server_cpu = (cpu_end[1] - cpu_mark[1]) / (cpu_end[0] - cpu_mark[0])
         server_wait = (cpu_end[2] - cpu_mark[2]) / (cpu_end[0] - cpu_mark[0])
+        also_cpu = (cpu_end[3] - cpu_mark[3]) / (cpu_end[0] - cpu_mark[0]) if also else None
     elapsed = args.duration
     return {
         "game": args.game, "think": args.think, "procs": procs, "ramp_s": ramp,
@@ -630,8 +673,9 @@ def _drive(args: argparse.Namespace, port: int, pid: int | None) -> dict[str, An
                         ("max", 1.0))},
         "errors": dict(errors), "error_count": sum(errors.values()) + len(failures),
         "failures": failures, "results": dict(results),
-        "server_pid": pid, "server_vmhwm_mib": hwm / 1024 if hwm else None,
+        "server_pid": pids[0] if len(pids) == 1 else pids, "server_vmhwm_mib": hwm / 1024 if hwm else None,
         "server_cpu_share": server_cpu, "server_runqueue_wait_share": server_wait,
+        "also_cpu_share": also_cpu,
         "load_average": os.getloadavg(),
         "server_cpu_ms_per_intent": (server_cpu * 1000 * len(steady) and
                                      server_cpu * 1000 * elapsed / len(steady))
@@ -677,14 +721,29 @@ def print_table(fig: dict[str, Any], out: Any = sys.stdout) -> None:
         print(f"{key:<{width}}  {value}", file=out)
 
 
+def _nodes(text: str) -> list[tuple[str, int]]:
+    """``7000``, ``7000,7001`` or ``10.0.0.2:7000,10.0.0.3:7000``: (host, port) each."""
+    out = []
+    for part in text.split(","):
+        host, _, port = part.rpartition(":")
+        out.append((host or HOST, int(port)))
+    return out
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     where = parser.add_mutually_exclusive_group(required=True)
-    where.add_argument("--port", type=int, help="a cardserver already running on 127.0.0.1")
+    where.add_argument("--port", type=_nodes,
+                       help="a cardserver already running on 127.0.0.1: PORT; the nodes "
+                            "of a cluster: PORT,PORT or HOST:PORT,HOST:PORT")
     where.add_argument("--spawn-server", action="store_true",
                        help="start a cardserver subprocess (temp --db) for this run")
-    parser.add_argument("--server-pid", type=int, help="pid of the running server (memory, CPU)")
+    parser.add_argument("--server-pid", type=int, action="append", default=[],
+                        help="pid of the running server (memory, CPU); repeat for nodes")
+    parser.add_argument("--spread", choices=("matches", "seats"), default="matches",
+                        help="several nodes: matches round-robin (both seats on one node), "
+                             "or seat 1 on the next node (relayed)")
     parser.add_argument("--server-arg", action="append", default=[],
                         help="extra cardserver argument with --spawn-server (repeatable), "
                              "e.g. --server-arg=--log-level=info")

@@ -31,6 +31,7 @@ from server.config import ServerConfig
 from server.connection import ClientConnection
 from server.lobby import Lobby
 from server.logvolume import LogVolume
+from server.metrics_http import MetricsEndpoint
 from server.ratelimit import AddressThrottle
 from server.services import Services
 from server.store import Store
@@ -64,6 +65,9 @@ class Server:
         self.cluster: ClusterNode | None = None
         self.port: int | None = None
         self.addresses: list[str] = []
+        #: the --metrics-port endpoint, once it listens (None: off)
+        self.metrics: MetricsEndpoint | None = None
+        self._metrics_listeners: list[trio.SocketListener] = []
         self._stopping = trio.Event()
         #: set once :meth:`run` has finished shutting down and the store is closed
         self.stopped = trio.Event()
@@ -71,6 +75,11 @@ class Server:
     def shutdown(self) -> None:
         """Begin a clean shutdown (idempotent; returns at once)."""
         self._stopping.set()
+
+    @property
+    def stopping(self) -> bool:
+        """A shutdown has begun (``/healthz`` answers 503)."""
+        return self._stopping.is_set()
 
     async def listen(self) -> list[trio.SocketListener]:
         """Bind the configured address; sets :attr:`port` and :attr:`addresses`.
@@ -83,6 +92,9 @@ class Server:
             host, port = listener.socket.getsockname()[:2]
             self.addresses.append(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
         self.port = listeners[0].socket.getsockname()[1]
+        if self.config.metrics_port and not self._metrics_listeners:
+            self._metrics_listeners = await MetricsEndpoint.listen(self.config.metrics_port,
+                                                                   self.config.host)
         log.info("listening on %s%s", ", ".join(self.addresses),
                  " (TLS only)" if self.tls is not None else "")
         return listeners
@@ -109,6 +121,9 @@ class Server:
         async with trio.open_nursery() as matches:
             if self.cluster is not None:
                 await matches.start(self.cluster.run)
+            if self._metrics_listeners:
+                self.metrics = await matches.start(MetricsEndpoint(self).run,
+                                                   self._metrics_listeners)
             await self.lobby.start(matches)
             async with trio.open_nursery() as connections:
                 accept_scope = trio.CancelScope()

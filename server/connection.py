@@ -50,9 +50,10 @@ import trio
 from protocol.connection import CLOSED, NEED_DATA, Connection
 from protocol.connection import State as ConnState
 from protocol.errors import LocalProtocolError, ProtocolError, Refusal, RemoteProtocolError
-from protocol.events import Bye, Event, Hello, Ok, Ping, Pong, Welcome
+from protocol.events import Bye, Error, Event, Hello, Ok, Ping, Pong, Welcome
 from protocol.version import __version__
 from protocol.versions import negotiate
+from server import metrics
 from server.config import ServerConfig
 from server.direct import DIRECT
 from server.logvolume import LogVolume
@@ -209,6 +210,7 @@ class ClientConnection:
 
     def close_with_bye(self, reason: str, message: str) -> None:
         """Close on purpose: send ``bye {reason, message}`` if possible, then close."""
+        metrics.bye(reason)
         self._close(Bye(reason=reason, message=message), reason)
 
     def _close(self, final: Event, reason: str) -> None:
@@ -269,6 +271,7 @@ class ClientConnection:
         """Send the final message if the writer never ran (handshake), then close."""
         with trio.CancelScope(shield=True), trio.move_on_after(self.config.shutdown_timeout):
             if self.final is not None and not self._writer_started:
+                metrics.sent(self.final)
                 try:
                     await self.stream.send_all(self.conn.send(self.final))
                 except (LocalProtocolError, trio.BrokenResourceError, trio.ClosedResourceError):
@@ -451,6 +454,7 @@ class ClientConnection:
                 if wait > 0:
                     await trio.sleep(wait)  # the address's other connections used its share
                     slice_start = trio.current_time()
+            metrics.request(event.TYPE)
             try:
                 # the lobby still reads message maps: hand it the validated event's
                 await self.server.lobby.handle(self.session, event.to_wire())
@@ -506,6 +510,7 @@ class ClientConnection:
                     await self._write_batch(data)
                 elif data is not None:
                     self._queued -= 1
+                    metrics.dropped(len(data))
                 if trio.current_time() >= next_ping:
                     if self.final is None:
                         self._ping_id += 1
@@ -556,6 +561,8 @@ class ClientConnection:
         ``ok`` reply becomes ``internal_error``, so the request still gets an answer)."""
         if isinstance(msg, bytes):
             return msg  # the part of a direct write the socket did not take
+        if type(msg) is Error:
+            metrics.error(msg.code)
         try:
             return self.conn.send(msg)
         except LocalProtocolError as exc:

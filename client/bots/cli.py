@@ -3,6 +3,7 @@
     cardbot connect HOST:PORT --game datastructures --strategy search --matches 5
     cardbot connect HOST:PORT --game war --create            # prints the match id
     cardbot connect HOST:PORT --game war --match ID          # joins that match
+    cardbot connect HOST:7000,HOST:7001 --game war           # a cluster: fails over
     cardbot strategies                                       # or --strategy list
 
 It plays through the SDK (:mod:`client.bots.sdk`): matchmaking, reconnection
@@ -28,7 +29,8 @@ from typing import Any
 
 import trio
 
-from client.bots.sdk import GAMES, BotError, Summary, parse_address, play
+from client.address import parse_addresses
+from client.bots.sdk import GAMES, BotError, Summary, play
 from client.session import SessionError
 from client.sim.tournament import parse_options
 from client.state import ClientState, SessionMemory
@@ -55,8 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
                           epilog=_strategy_list(),
                           formatter_class=argparse.RawDescriptionHelpFormatter)
     needed = conn.add_argument_group("required")
-    needed.add_argument("address", metavar="HOST:PORT",
-                        help="the server, e.g. 127.0.0.1:7000; tls://HOST:PORT speaks TLS")
+    needed.add_argument("address", metavar="HOST:PORT", nargs="+",
+                        help="the server, e.g. 127.0.0.1:7000; tls://HOST:PORT speaks TLS; "
+                             "several (a:7000,b:7001 or repeated): the nodes of one server, "
+                             "tried in order, resuming on the next after a lost connection")
     # checked in run_connect, so that `--strategy list` works without a game
     needed.add_argument("--game", choices=GAMES, help="war or datastructures (required)")
     conn.add_argument("--ca", metavar="FILE",
@@ -117,9 +121,10 @@ def run_connect(args: argparse.Namespace) -> int:
     if args.vs_bot is not None and not args.create:
         return _fail("--vs-bot needs --create", 2)
     try:
-        address = parse_address(args.address)
+        addresses = parse_addresses(args.address)
+        address = addresses[0]
         host, port = address
-        if args.ca is not None and not address.tls:
+        if args.ca is not None and not any(a.tls for a in addresses):
             raise ValueError("--ca is for tls:// addresses only")
         options = parse_options(args.option)
         strategy = timed(get_strategy(args.strategy, seed=args.seed), args.time_budget,
@@ -148,7 +153,8 @@ def run_connect(args: argparse.Namespace) -> int:
                                   options=options, think=args.think, on_event=say,
                                   summary=summary, rated=args.rated, memory=memory,
                                   session_options=session_options,
-                                  client_seed=args.client_seed, tls=address.tls, ca=args.ca)
+                                  client_seed=args.client_seed, tls=address.tls, ca=args.ca,
+                                  addresses=addresses if len(addresses) > 1 else None)
     status = 0
     try:
         trio.run(lambda: play(strategy, host, port, **kwargs))
@@ -156,7 +162,7 @@ def run_connect(args: argparse.Namespace) -> int:
         print("interrupted", file=sys.stderr)
         status = 130
     except OSError as exc:
-        status = _fail(f"cannot connect to {host}:{port}: {exc}", 1)
+        status = _fail(f"cannot connect to {','.join(map(str, addresses))}: {exc}", 1)
     except (SessionError, BotError) as exc:
         status = _fail(str(exc), 1)
     if args.json:

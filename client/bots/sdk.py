@@ -19,6 +19,9 @@ What the SDK does for the bot:
 * connecting and the handshake (through :mod:`client.session`), keeping the
   resume token; when the connection drops it reconnects with backoff, resumes
   the session and picks the match up from the snapshot the server re-sends;
+  given several addresses of one server (``run_bot(f, "a:7000,b:7001")``, the
+  nodes of a cluster) it connects to the first that answers and resumes on the
+  next live one (:mod:`client.failover`);
 * matchmaking: ``queue`` (pair with whoever waits, the default), ``create``
   (a new match; optionally against a server-side bot) or ``join`` (a match id);
   it queues again when a drop loses its place in the queue;
@@ -44,14 +47,21 @@ from __future__ import annotations
 import inspect
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import trio
 
-from client.address import parse_address
-from client.session import ConnectionLost, ServerError, Session, SessionState, open_session
+from client.address import Address, parse_address, parse_addresses
+from client.session import (
+    ConnectionLost,
+    ServerError,
+    Session,
+    SessionState,
+    failover_connector,
+    open_session,
+)
 from client.state import SessionMemory
 from engine.registry import game_names
 from protocol.events import Create, Join, Queue
@@ -67,6 +77,12 @@ BotFunction = Callable[[dict[str, Any], list[Intent]], Intent | Awaitable[Intent
 #: The games a bot can play: the engine's registry (kept as a name for the command line).
 GAMES = tuple(game_names())
 MODES = ("queue", "create", "join")
+#: Seconds before an intent refused ``unavailable`` (a cluster node without Redis)
+#: is sent again.
+UNAVAILABLE_RETRY = 0.25
+#: Seconds a bot that decided before its connection dropped waits for the snapshot
+#: its resume brings before it acts on the one it had.
+RESUME_WAIT = 2.0
 
 
 class BotError(Exception):
@@ -350,7 +366,9 @@ class BotRunner:
             BotError: the bot returned an intent that is not legal.
             ServerError: the server refused an intent for a reason other than
                 ``stale``, ``not_your_turn``, ``illegal_intent`` or ``match_finished``
-                (those are recovered from by waiting for the next snapshot).
+                (those are recovered from by waiting for the next snapshot),
+                ``unavailable`` (sent again after :data:`UNAVAILABLE_RETRY`) or
+                ``match_moved`` (the resume on another node re-sends the snapshot).
             client.session.SessionClosed: the session ended.
         """
         self.playing.add(match)
@@ -381,6 +399,7 @@ class BotRunner:
                 await self._next_push()
                 continue
             consumed = serial
+            reconnects = self.session.reconnects
             intent = await self.decide(seat, snap["view"], list(snap["legal"]))
             if intent not in snap["legal"]:
                 raise BotError(f"the bot chose {intent!r}, which is not among the legal "
@@ -390,12 +409,31 @@ class BotRunner:
             self._drain()
             if self.serials.get(match, 0) != serial:
                 continue  # a newer snapshot arrived while thinking: decide again on it
+            if (self.session.reconnects != reconnects
+                    or self.session.state is not SessionState.CONNECTED):
+                # decided before the connection dropped: act on the snapshot the resume
+                # sends (a cluster node that adopts the match a moment later sends it
+                # then), or on this one again if none comes
+                await self.session.wait_connected()
+                with trio.move_on_after(RESUME_WAIT):
+                    while self.serials.get(match, 0) == serial:
+                        await self._next_push()
+                if self.serials.get(match, 0) == serial:
+                    consumed = serial - 1
+                continue
             try:
                 reply = await self.session.request(
                     IntentRequest(match=match, seq=snap["seq"], intent=intent))
             except ServerError as exc:
                 if exc.code in ("stale", "not_your_turn", "illegal_intent", "match_finished"):
                     log.debug("intent refused (%s); acting on the next snapshot", exc.code)
+                    continue
+                if exc.code == "unavailable":  # cluster: not carried out; the snapshot stands
+                    log.info("intent refused (unavailable); trying again shortly")
+                    await trio.sleep(UNAVAILABLE_RETRY)
+                    consumed = serial - 1
+                    continue
+                if exc.code == "match_moved":  # cluster: the resume elsewhere re-sends it
                     continue
                 raise
             except ConnectionLost:
@@ -415,7 +453,8 @@ class BotRunner:
         return out
 
 
-async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
+async def play(bot: Any, host: str | None = None, port: int | None = None, *, game: str,
+               name: str = "bot",
                matches: int = 1, mode: str = "queue", match: str | None = None,
                seat: int | None = None, server_bot: str | None = None,
                options: Mapping[str, Any] | None = None, think: float = 0.0,
@@ -423,10 +462,14 @@ async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
                session_options: Mapping[str, Any] | None = None,
                summary: Summary | None = None, rated: bool = False,
                memory: SessionMemory | None = None, client_seed: str | None = None,
-               tls: bool = False, ca: str | None = None) -> Summary:
+               tls: bool = False, ca: str | None = None,
+               addresses: Sequence[str | Address] | str | None = None) -> Summary:
     """Connect, play ``matches`` matches with ``bot``, return the summary.
 
     Args:
+        host, port: the server; or ``addresses``: several addresses of one server
+            (``"a:7000,b:7001"`` or a list), tried in order, the session resuming
+            on the next live one after a lost connection.
         tls: speak TLS (a ``tls://`` address); ``ca``: a PEM file of the private CA
             that signed the server's certificate (default: the system's roots).
         mode: ``"queue"`` (matchmaking), ``"create"`` (a new match each time;
@@ -461,6 +504,8 @@ async def play(bot: Any, host: str, port: int, *, game: str, name: str = "bot",
     if on_event is not None:
         opts["on_state"] = _state_reporter(on_event)
     opts.update(session_options or {})
+    if addresses is not None and "connect" not in opts:
+        opts["connect"] = failover_connector(addresses, ca)  # one ring for every session
     summary = Summary() if summary is None else summary
     say = on_event or (lambda text: log.info("%s", text))
     if memory is not None:
@@ -533,19 +578,23 @@ def _state_reporter(on_event: Callable[[str], None]) -> Callable[[SessionState],
     return report
 
 
-def run_bot(bot: Any, address: str = "127.0.0.1:7000", *, game: str,
+def run_bot(bot: Any, address: str | Sequence[str] = "127.0.0.1:7000", *, game: str,
             ca: str | None = None, **kwargs: Any) -> Summary:
     """Blocking wrapper of :func:`play`: ``run_bot(f, "host:port", game="war")``;
-    ``"tls://host:port"`` speaks TLS (``ca``: a private CA's PEM file).
+    ``"tls://host:port"`` speaks TLS (``ca``: a private CA's PEM file); several
+    addresses (``"a:7000,b:7001"`` or a list) fail over.
 
     Raises:
         ValueError: a bad address, or ``ca`` without ``tls://``.
-        See also :func:`play` and :func:`client.address.parse_address`.
+        See also :func:`play` and :func:`client.address.parse_addresses`.
     """
-    parsed = parse_address(address)
-    if ca is not None and not parsed.tls:
+    parsed = parse_addresses(address)
+    if ca is not None and not any(a.tls for a in parsed):
         raise ValueError(f"{address!r}: a CA file is for tls:// addresses only")
-    return trio.run(lambda: play(bot, parsed.host, parsed.port, game=game, tls=parsed.tls,
+    if len(parsed) > 1:
+        return trio.run(lambda: play(bot, game=game, ca=ca, addresses=parsed, **kwargs))
+    one = parsed[0]
+    return trio.run(lambda: play(bot, one.host, one.port, game=game, tls=one.tls,
                                  ca=ca, **kwargs))
 
 

@@ -2,6 +2,7 @@
 
     cardclient connect HOST:PORT [--name NAME] [--no-color]
                                  [--login | --register] [--remember-login] [--forget]
+    cardclient connect HOST:7000,HOST:7001      # a cluster's nodes: fails over
 
 It remembers its session per server and name (client/state.py): started again
 after Ctrl-C, a crash or a closed terminal, it takes its seats back and says
@@ -26,8 +27,8 @@ import sys
 from functools import partial
 from typing import Any
 
-from client.address import parse_address
-from client.session import connector
+from client.address import parse_address, parse_addresses  # noqa: F401 (tests import it here)
+from client.session import connector, failover_connector
 from protocol.version import __version__
 
 
@@ -50,8 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="connect")
     connect = sub.add_parser("connect", help="connect to a server and open the lobby",
                              description="Connect to a server and open the lobby.")
-    connect.add_argument("address", metavar="HOST:PORT",
-                         help="the server, e.g. localhost:7000; tls://HOST:PORT speaks TLS")
+    connect.add_argument("address", metavar="HOST:PORT", nargs="+",
+                         help="the server, e.g. localhost:7000; tls://HOST:PORT speaks TLS; "
+                              "several (a:7000,b:7001 or repeated): the nodes of one "
+                              "server, tried in order, resuming on the next after a lost "
+                              "connection")
     connect.add_argument("--ca", metavar="FILE",
                          help="with tls://: trust this PEM CA file instead of the system's "
                               "roots")
@@ -91,14 +95,19 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        address = parse_address(ns.address)
+        addresses = parse_addresses(ns.address)
+        address = addresses[0]
         host, port = address
-        stream_factory = connector(host, port, address.tls, ns.ca) if address.tls else None
+        stream_factory: Any = None
+        if len(addresses) > 1:
+            stream_factory = failover_connector(addresses, ns.ca)
+        elif address.tls:
+            stream_factory = connector(host, port, address.tls, ns.ca)
     except ValueError as exc:
         parser.error(str(exc))
     except OSError as exc:  # ssl.SSLError included: the --ca file cannot be used
         parser.error(f"--ca {ns.ca}: {exc}")
-    if ns.ca is not None and not address.tls:
+    if ns.ca is not None and not any(a.tls for a in addresses):
         parser.error("--ca is for tls:// addresses only")
     name = ns.name.strip()
     if not 1 <= len(name) <= 32:

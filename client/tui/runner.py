@@ -155,6 +155,7 @@ async def network_main(controller: Controller, bridge: TrioBridge, host: str | N
                                         backoff=backoff, ping_interval=ping_interval,
                                         on_state=on_state, seed=seed, token=token,
                                         auth=auth) as session:
+                    model.conn.server = session.address or model.conn.server
                     if attempt:
                         model.say(f"connected to {model.conn.server}")
                     attempt = 0

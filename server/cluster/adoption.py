@@ -27,6 +27,7 @@ import coredis
 import msgpack
 import trio
 
+from server import metrics
 from server.cluster import keys
 from server.cluster.journal import RedisJournal
 from server.cluster.node import ClusterNode
@@ -215,6 +216,7 @@ class Adoption:
             return False
         took = time.monotonic() - started
         self.adopted[match_id] = took
+        metrics.adopted()
         log.info("match %s adopted at epoch %d, seq %d (%.3f s after the scan began)",
                  match_id, epoch, len(rows), took)
         try:

@@ -11,6 +11,8 @@ import logging
 
 import coredis
 
+from server.cluster.metered import MeteredRedis
+
 log = logging.getLogger("cardserver.cluster")
 
 
@@ -26,7 +28,7 @@ def client(url: str) -> coredis.Redis:
     """
     if not url.startswith(("redis://", "rediss://")):
         raise ValueError(f"not a redis:// URL: {url!r}")
-    return coredis.Redis.from_url(url, decode_responses=False)
+    return MeteredRedis.from_url(url, decode_responses=False)
 
 
 def _text(value: bytes | str | None) -> str:

@@ -34,6 +34,7 @@ import trio
 
 from engine.bots import get_strategy, timed
 from engine.bots import strategy_names as _strategy_names
+from server import metrics
 from server.match.commands import BotIntent
 from server.match.effects import BotTurn
 
@@ -196,11 +197,13 @@ class BotPool:
         except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
             self.stats.refused += 1
             self._report()
+            metrics.bot_move(now, False)
             return None
         with trio.move_on_at(move.deadline):
             await move.done.wait()
         if not move.done.is_set():
             move.abandoned = True
+        metrics.bot_move(now, move.intent is not None)
         return move.intent
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:

@@ -46,6 +46,7 @@ from typing import Any, Protocol
 
 import trio
 
+from server import metrics
 from server.match.effects import Effects, Write
 from server.session import Session
 from server.store import Store
@@ -66,6 +67,8 @@ class Match(Protocol):
     id: str
     #: a command of this match waits here: it takes no other one from a reader
     uncommitted: bool
+    #: when its core began the command (perf_counter)
+    began: float
 
     def store_write(self, store: Store, write: Write) -> None:
         """One write, inside the caller's transaction."""
@@ -186,11 +189,13 @@ class GroupCommit:
             item.match.uncommitted = False
         self.batches += 1
         self.commands += len(batch)
+        began = metrics.perf_counter()
         try:
             with self.store.transaction():
                 for item in batch:
                     for write in item.fx.writes:
                         item.match.store_write(self.store, write)
+            metrics.committed(began)
         except Exception:
             log.warning("a group commit of %d commands failed; committing them one by one",
                         len(batch), exc_info=True)
@@ -208,6 +213,7 @@ class GroupCommit:
         match = item.match
         with self._collect:
             match.carry_out(item.fx)   # the requester's reply is written first...
+        metrics.delivered(item.command, match.began)
         rest = _build_rest(match, item.fx)
         if rest is not None:
             with self._collect:
@@ -295,7 +301,9 @@ class AwaitedCommit(GroupCommit):
         batches = [item.match.journal_batch(item.fx) for item in writing]
         self.batches += 1
         self.commands += len(batch)
+        began = metrics.perf_counter()
         await self.journal.commit(batches)
+        metrics.committed(began)
         for item, written in zip(writing, batches, strict=True):
             item.outcome = written.outcome
         for item in batch:

@@ -59,6 +59,7 @@ import trio
 
 from engine.core import State
 from protocol.errors import ProtocolError
+from server import metrics
 from server.cluster import journal as redis_journal
 from server.config import ServerConfig
 from server.match import commands as cmd
@@ -157,6 +158,8 @@ class Match:
         #: cluster mode: a commit failed without a known outcome; the next one cuts
         #: Redis's journal back to :attr:`rows` and rewrites the whole record
         self._resync = False
+        #: when the core began the latest command (perf_counter; metrics)
+        self.began = 0.0
 
     # -- construction ---------------------------------------------------------
 
@@ -383,12 +386,15 @@ class Match:
     def _handled(self, session: Session | None, command: cmd.Command) -> Effects | None:
         """The core's effects for ``command``; None when the core failed (a bug:
         logged, the requester answered ``internal_error``)."""
+        self.began = metrics.perf_counter()
         try:
-            return self.core.handle(command, self.ctx.clock())
+            fx = self.core.handle(command, self.ctx.clock())
         except Exception:
             log.exception("match %s: handler failed", self.id)
             self._internal_error(session, command)
             return None
+        metrics.handled(self.core.game.name, command, fx)
+        return fx
 
     def _note(self, session: Session | None, command: cmd.Command
               ) -> tuple[Session | None, cmd.Command] | None:
@@ -537,6 +543,7 @@ class Match:
         if fx is None or not self.commit_writes(fx.writes, session, command):
             return None
         self.carry_out(fx)
+        metrics.delivered(command, self.began)
         return fx
 
     def commit_writes(self, writes: list[Write], session: Session | None,
@@ -549,10 +556,12 @@ class Match:
         if not writes:
             return True
         store = self.ctx.store
+        began = metrics.perf_counter()
         try:
             with store.transaction():
                 for write in writes:
                     self.store_write(store, write)
+            metrics.committed(began)
         except Exception:
             if all(isinstance(w, SaveTimers) for w in writes):
                 log.warning("match %s: cannot store its timers; trying again with the next "

@@ -42,7 +42,9 @@ def test_command_line_errors_exit_2_with_a_message(capsys: pytest.CaptureFixture
 
 def test_options() -> None:
     ns = build_parser().parse_args(["connect", "h:1", "--name", "bob", "--no-color"])
-    assert (ns.address, ns.name, ns.no_color) == ("h:1", "bob", True)
+    assert (ns.address, ns.name, ns.no_color) == (["h:1"], "bob", True)
+    several = build_parser().parse_args(["connect", "h:1,h:2", "h:3"])
+    assert several.address == ["h:1,h:2", "h:3"]
 
 
 def test_scripts_serve_says_the_port_it_was_given() -> None:

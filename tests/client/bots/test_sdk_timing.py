@@ -9,7 +9,7 @@ import trio
 import trio.testing
 
 from client.bots.sdk import BotRunner, as_decider
-from client.session import ConnectionLost, ServerError
+from client.session import ConnectionLost, ServerError, SessionState
 from protocol.events import Event
 
 
@@ -30,6 +30,7 @@ class FakeSession:
         self.sent: list[dict[str, Any]] = []
         self.answers: list[Any] = []
         self.reconnects = 0
+        self.state = SessionState.CONNECTED
 
     def push(self, msg: dict[str, Any]) -> None:
         self._send.send_nowait(msg)
@@ -116,6 +117,44 @@ async def test_connection_lost_acts_again_on_the_resent_snapshot(autojump_clock)
         result = await runner.play_match("m1", 0)
     assert [m["seq"] for m in session.sent] == [4, 4]
     assert result.outcome == "loss"
+
+
+async def test_unavailable_is_sent_again_on_the_same_snapshot(autojump_clock) -> None:
+    session = FakeSession()
+    runner = BotRunner(session, lambda view, legal: legal[0], "war")  # type: ignore[arg-type]
+    session.push(_snap(3, [FLIP]))
+    session.answers = [ServerError("unavailable", "no Redis"), ServerError("unavailable", ""),
+                       lambda: session.push(_snap(4, [], "finished",
+                                                  {"winner": 0, "reason": "x"}))]
+    start = trio.current_time()
+    result = await runner.play_match("m1", 0)
+    assert [m["seq"] for m in session.sent] == [3, 3, 3]
+    assert trio.current_time() - start >= 0.5  # two pauses before sending it again
+    assert result.outcome == "win"
+
+
+async def test_a_decision_from_before_a_reconnect_waits_for_the_resume(autojump_clock
+                                                                       ) -> None:
+    session = FakeSession()
+
+    def bot(view: dict[str, Any], legal: list[dict[str, Any]]) -> dict[str, Any]:
+        if view["seq"] == 1:
+            session.reconnects += 1  # the connection dropped and came back meanwhile
+        return legal[0]
+
+    async def resumed() -> None:
+        await trio.sleep(1.0)  # the adopting node sends the snapshot a moment later
+        session.push(_snap(2, [OTHER]))
+
+    runner = BotRunner(session, bot, "war", think=0.1)  # type: ignore[arg-type]
+    session.push(_snap(1, [FLIP]))
+    session.answers = [lambda: session.push(_snap(3, [], "finished",
+                                                  {"winner": 0, "reason": "x"}))]
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(resumed)
+        result = await runner.play_match("m1", 0)
+    assert [(m["seq"], m["intent"]) for m in session.sent] == [(2, OTHER)]
+    assert result.our_moves == 1
 
 
 async def test_strategy_objects_and_async_functions_are_bots() -> None:
