@@ -39,6 +39,7 @@ import trio
 
 from protocol.errors import Refusal
 from protocol.events import Event
+from server import metrics
 from server.cluster import keys
 from server.cluster.node import ClusterNode
 from server.direct import DIRECT
@@ -162,6 +163,7 @@ class Relay:
 
     def send(self, node: str, item: dict[str, Any]) -> None:
         """Queue ``item`` for ``node`` (published at the next scheduler pass, in order)."""
+        metrics.relayed(True)
         self._outgoing.setdefault(node, []).append(item)
         self._wake.set()
 
@@ -331,6 +333,7 @@ class Relay:
             return
         sender = body["from"]
         items = body["items"]
+        metrics.relayed(False, len(items))
         if all(item["t"] == "e" for item in items):
             # the common case: messages only, pushed without a checkpoint, so their
             # connections write them straight to their sockets at the end

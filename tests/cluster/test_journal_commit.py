@@ -38,6 +38,8 @@ class FakeJournal:
 class FakeMatch:
     id: str
     uncommitted: bool = False
+    #: when its core began the latest command (the commit reads it for its metrics)
+    began: float = 0.0
     carried: list[Effects] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     done: list[Effects] = field(default_factory=list)

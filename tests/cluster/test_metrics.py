@@ -160,3 +160,37 @@ async def test_a_cluster_node_reports_redis(own_redis: RedisServer, tmp_path: Pa
         await client.aclose()
     finally:
         node.kill()
+
+
+async def test_relayed_messages_are_counted_on_both_nodes(redis_url: str,
+                                                          tmp_path: Path) -> None:
+    ports = {"a": free_port(), "b": free_port()}
+    a = await NodeProcess(redis_url, "a", tmp_path, "--metrics-port", str(ports["a"])).start()
+    b = await NodeProcess(redis_url, "b", tmp_path, "--metrics-port", str(ports["b"])).start()
+    try:
+        alice = await TestClient.connect(a.port)
+        bob = await TestClient.connect(b.port)
+        await alice.hello("alice")
+        await bob.hello("bob")
+        mid = (await alice.expect_ok("create", game="datastructures",
+                                     options={"cap": 12}))["match"]
+        await bob.expect_ok("join", match=mid, seat=1)  # relayed to a, the owner
+        await play_to_end({0: alice, 1: bob}, mid)
+        on = {name: samples((await http_get(port, "/metrics"))[1])
+              for name, port in ports.items()}
+        # bob's requests went b -> a, their answers and every snapshot a -> b
+        assert value(on["b"], "cardserver_relayed_total", direction="out") > 10
+        assert value(on["a"], "cardserver_relayed_total", direction="in") > 10
+        assert value(on["a"], "cardserver_relayed_total", direction="out") > value(
+            on["b"], "cardserver_relayed_total", direction="out")
+        # only a, the owner, ran intents and committed them to Redis
+        assert value(on["a"], "cardserver_intents_accepted_total", game="datastructures") > 0
+        assert value(on["b"], "cardserver_intents_accepted_total", game="datastructures") == 0
+        assert value(on["a"], "cardserver_redis_round_trips_total", command="pipeline") > 0
+        assert value(on["a"], "cardserver_matches", game="datastructures",
+                     status="finished") == 1
+        await alice.aclose()
+        await bob.aclose()
+    finally:
+        a.kill()
+        b.kill()
