@@ -59,9 +59,13 @@ async def test_a_paused_node_is_fenced_off(redis_url: str, tmp_path: Path) -> No
         finally:
             os.kill(a.process.pid, signal.SIGCONT)
         got = await bye_or_close(stale_client)
+        # The woken node either reads the intent before it notices that its lease is
+        # gone (then it answers it, refused) or closes the connection with the bye
+        # first, the intent still unread in the socket: either way it is never carried
+        # out (the journal below holds only what the players were told was accepted).
         replies = [m for m in got if m.get("id") == 999]
-        assert replies and replies[0]["type"] == "error", got
-        assert replies[0]["code"] in ("match_moved", "no_such_match"), replies
+        assert all(m["type"] == "error" for m in replies), got
+        assert all(m["code"] in ("match_moved", "no_such_match") for m in replies), replies
         byes = [m for m in got if m["type"] == "bye"]
         assert byes and byes[-1]["reason"] == "match_moved", got
         other = (alice, bob)[1 - stale_seat]
