@@ -132,6 +132,7 @@ async def network_main(controller: Controller, bridge: TrioBridge, host: str | N
         jobs.start_soon(_run_jobs, bridge, jobs, model)
 
         lost = [False]  # the session is resuming after a drop
+        current: list[Any] = [None]  # the open session (its address moves on a failover)
 
         def on_state(state: SessionState) -> None:
             model.conn.state = state.value
@@ -141,9 +142,11 @@ async def network_main(controller: Controller, bridge: TrioBridge, host: str | N
                 model.say("connection lost: reconnecting by itself...", error=True)
             elif state is SessionState.CONNECTED:
                 model.conn.detail = ""
+                if current[0] is not None:
+                    model.conn.server = current[0].address or model.conn.server
                 if lost[0]:
                     lost[0] = False
-                    model.say("reconnected; the game goes on")
+                    model.say(f"reconnected to {model.conn.server}; the game goes on")
             controller.invalidate()
 
         sessions = 0
@@ -155,6 +158,7 @@ async def network_main(controller: Controller, bridge: TrioBridge, host: str | N
                                         backoff=backoff, ping_interval=ping_interval,
                                         on_state=on_state, seed=seed, token=token,
                                         auth=auth) as session:
+                    current[0] = session
                     model.conn.server = session.address or model.conn.server
                     if attempt:
                         model.say(f"connected to {model.conn.server}")
