@@ -66,10 +66,9 @@ goes on from that subtree instead of starting afresh.
 Measured (decided games; 2 shared, loaded cores, so small runs are noisy):
 
 - final, horizon 3, 0.05 s of CPU time per move (``cardsim tournament
-  --clock cpu``; 10-game runs on 2 shared, heavily loaded cores, cut at the
-  deadline, so fewer than the 400 planned): 138:102 against ``search`` (240
-  games, 57.5%, 95% 51.2-63.6%, Elo +53), 176:54 against ``greedy`` (230
-  games, 76.5%, 70.6-81.5%, Elo +205). The goals (60% and 85%) are not met;
+  --clock cpu``; 10-game runs on 2 shared, loaded cores, 400 games each):
+  229:171 against ``search`` (57.2%, 95% 52.4-62.0%, Elo +51), 304:96 against
+  ``greedy`` (76.0%, 71.6-79.9%, Elo +200). The goals (60% and 85%) are not met;
   about 110 worlds per decision (median, below).
 - before, horizon 2, 0.05 s of wall time per move on a heavily loaded machine,
   400 games each: 205:195 against ``search`` (51.2%, 95% 46.4-56.1%), 274:126
