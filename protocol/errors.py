@@ -92,7 +92,8 @@ CODES: dict[str, CodeInfo] = {
     "already_seated": CodeInfo(
         _N, False, "the session already sits in that match, or is already queued"),
     "not_supported": CodeInfo(
-        _N, False, "the request does not apply here (`auto_flip` outside War)"),
+        _N, False, "the request does not apply here (`auto_flip` outside War; in cluster "
+        "mode, accounts, rated matches and records: see \"Accounts and ratings\")"),
     "server_full": CodeInfo(
         _N, False, "`create`/`queue`: the server holds its maximum number of unfinished "
         "matches (`--max-matches`); try again later"),
