@@ -54,7 +54,7 @@ for path in (ROOT, ROOT / "scripts"):
 from load import ONE_ADDRESS_FLAGS, SpawnedServer, _drive, free_port  # noqa: E402
 
 from server.fdlimit import raise_fd_limit  # noqa: E402
-from tests.cluster.redis_server import RedisServer  # noqa: E402
+from tests.cluster.redis_server import RedisServer, command_calls  # noqa: E402
 
 CONFIGS = ("single", "node1", "node2", "node2-seats")
 
@@ -71,15 +71,7 @@ OWN_COMMANDS = frozenset({"info", "config|resetstat", "flushall"})
 
 def redis_calls(port: int) -> dict[str, int]:
     """Calls per command from ``INFO commandstats`` (less this script's own)."""
-    calls: dict[str, int] = {}
-    for line in redis_cli(port, "INFO", "commandstats").splitlines():
-        if line.startswith("cmdstat_"):
-            name, _, rest = line.partition(":")
-            if name[len("cmdstat_"):] in OWN_COMMANDS:
-                continue
-            fields = dict(f.split("=", 1) for f in rest.split(","))
-            calls[name[len("cmdstat_"):]] = int(fields["calls"])
-    return calls
+    return {name: n for name, n in command_calls(port).items() if name not in OWN_COMMANDS}
 
 
 def scrape(ports: list[int]) -> dict[str, float]:

@@ -17,9 +17,6 @@ each commit is one round trip.
 from __future__ import annotations
 
 import argparse
-import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,47 +28,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from load import SpawnedServer, free_port, percentile  # noqa: E402
+from load import SpawnedServer, percentile  # noqa: E402
 
+from tests.cluster.redis_server import RedisServer, command_calls  # noqa: E402
 from tests.server.helpers import TestClient  # noqa: E402
-
-
-def start_redis(directory: Path) -> tuple[subprocess.Popen[bytes], int]:
-    """A redis-server that fsyncs every write; (process, port)."""
-    port = free_port()
-    proc = subprocess.Popen([shutil.which("redis-server") or "redis-server", "--port", str(port),
-                             "--bind", "127.0.0.1", "--dir", str(directory),
-                             "--appendonly", "yes", "--appendfsync", "always", "--save", ""],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), 0.2) as s:
-                s.sendall(b"PING\r\n")
-                if s.recv(16).startswith(b"+PONG"):
-                    return proc, port
-        except OSError:
-            time.sleep(0.02)
-    raise RuntimeError("redis-server did not start")
-
-
-def redis_counts(port: int) -> dict[str, int]:
-    """Redis's calls per command since it started (INFO commandstats)."""
-    with socket.create_connection(("127.0.0.1", port)) as s:
-        s.sendall(b"INFO commandstats\r\n")
-        data = b""
-        while b"\r\n" not in data:
-            data += s.recv(65536)
-        head, _, body = data.partition(b"\r\n")
-        size = int(head[1:])
-        while len(body) < size:
-            body += s.recv(65536)
-    out = {}
-    for line in body[:size].decode(errors="replace").splitlines():
-        if line.startswith("cmdstat_"):
-            name, rest = line[8:].split(":", 1)
-            out[name] = int(rest.split(",")[0].split("=")[1])
-    return out
 
 
 class Player:
@@ -140,20 +100,21 @@ def main() -> int:
     parser.add_argument("--block", type=int, default=200)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="cardbench-") as tmp:
-        redis, port = start_redis(Path(tmp))
+        redis = RedisServer(Path(tmp))
+        redis.start()
+        port = redis.port
         single = SpawnedServer([])
         node = SpawnedServer(["--cluster", f"redis://127.0.0.1:{port}/0", "--node-name", "n1"])
         try:
             single.start()
             node.start()
-            before = redis_counts(port)
+            before = command_calls(port)
             a, b = trio.run(measure, single.port, node.port, args.intents, args.block)
-            after = redis_counts(port)
+            after = command_calls(port)
         finally:
             for server in (single, node):
                 server.close()
-            redis.kill()
-            redis.wait()
+            redis.stop()
     counted = len(b) + 50
     evalsha = after.get("evalsha", 0) - before.get("evalsha", 0)
     total = sum(after.values()) - sum(before.values())

@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import socket
 import statistics
 import subprocess
@@ -45,16 +44,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_echo import WarPair, Wire  # noqa: E402
+from load import free_port  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.cluster.redis_server import RedisServer, command_calls  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
 START_TIMEOUT = 20.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
 
 
 def wait_port(port: int, process: subprocess.Popen[bytes], what: str) -> None:
@@ -70,41 +67,16 @@ def wait_port(port: int, process: subprocess.Popen[bytes], what: str) -> None:
     raise RuntimeError(f"{what} did not listen on {port}")
 
 
-class Redis:
-    """A redis-server of this run, and a raw RESP socket to read its counters."""
+class Redis(RedisServer):
+    """A redis-server of this run (AOF with ``fsync``), and its command counter."""
 
     def __init__(self, directory: Path, fsync: str) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            raise RuntimeError("redis-server is not installed")
-        self.port = free_port()
-        self.process = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", HOST, "--dir", str(directory),
-             "--appendonly", "yes", "--appendfsync", fsync, "--save", ""],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_port(self.port, self.process, "redis-server")
-        self.url = f"redis://{HOST}:{self.port}/0"
+        super().__init__(directory, fsync=fsync)
+        self.start()
 
     def commands(self) -> int:
         """Commands Redis has run so far (``INFO commandstats``, INFO itself excluded)."""
-        with socket.create_connection((HOST, self.port)) as s:
-            s.sendall(b"INFO commandstats\r\n")
-            data = b""
-            while True:
-                data += s.recv(65536)
-                header, _, rest = data.partition(b"\r\n")
-                if header.startswith(b"$") and len(rest) >= int(header[1:]):
-                    break
-        total = 0
-        for line in rest.decode().splitlines():
-            if line.startswith("cmdstat_") and not line.startswith("cmdstat_info:"):
-                fields = dict(f.split("=") for f in line.split(":", 1)[1].split(","))
-                total += int(fields["calls"])
-        return total
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(10)
+        return sum(n for name, n in command_calls(self.port).items() if name != "info")
 
 
 def start_node(name: str, redis: Redis, directory: Path, fsync: str

@@ -37,6 +37,28 @@ def redis_binary() -> str:
     return found
 
 
+def command_calls(port: int) -> dict[str, int]:
+    """Calls per command (``INFO commandstats``: ``get``, ``evalsha``, ...) of the
+    redis-server on 127.0.0.1:``port`` since it started or its last ``CONFIG
+    RESETSTAT``; the INFO asking for them counts once it has run."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(b"INFO commandstats\r\n")
+        data = b""
+        while b"\r\n" not in data:
+            data += s.recv(65536)
+        head, _, body = data.partition(b"\r\n")
+        size = int(head[1:])
+        while len(body) < size:
+            body += s.recv(65536)
+    calls: dict[str, int] = {}
+    for line in body[:size].decode(errors="replace").splitlines():
+        if line.startswith("cmdstat_"):
+            name, _, rest = line[len("cmdstat_"):].partition(":")
+            fields = dict(f.split("=", 1) for f in rest.split(","))
+            calls[name] = int(fields["calls"])
+    return calls
+
+
 class RedisServer:
     """One redis-server process; ``url`` is its ``redis://`` URL."""
 
