@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import msgpack
+from load import free_port  # the scripts' one copy
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
@@ -222,13 +223,6 @@ def run_echo_server(port: int) -> None:
 
 
 # -- servers -------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    """A loopback port that was free a moment ago."""
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
 
 
 def pinned(cpu: int, cmd: list[str]) -> list[str]:

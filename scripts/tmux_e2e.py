@@ -39,6 +39,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from load import free_port  # the scripts' one copy
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 WAIT = 15.0
@@ -46,12 +48,6 @@ WAIT = 15.0
 
 class Failed(Exception):
     """A check failed; the message holds the screen."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 #: A tmux server of this run's own (``tmux -L``), so nothing else shares or stops it.

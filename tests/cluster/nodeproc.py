@@ -8,7 +8,7 @@ from pathlib import Path
 
 import trio
 
-from tests.cluster.redis_server import free_port
+from tests.server.helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 

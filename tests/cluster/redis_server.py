@@ -16,15 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.server.helpers import free_port
+
 #: set by .ci/run: a missing redis-server fails the cluster tests instead of skipping them
 REQUIRE_ENV = "CARDSERVER_REQUIRE_REDIS"
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def redis_binary() -> str:

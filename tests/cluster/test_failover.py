@@ -15,8 +15,7 @@ from client.session import Backoff, open_session
 from server import metrics
 from server.app import Server, serve
 from server.config import ServerConfig
-from tests.cluster.redis_server import free_port
-from tests.server.helpers import make_config
+from tests.server.helpers import free_port, make_config
 
 CARDBOT = Path(sys.executable).parent / "cardbot"
 QUICK = Backoff(initial=0.05, maximum=0.2)

@@ -15,9 +15,8 @@ import trio
 from client.bots.sdk import Summary, play
 from client.session import Backoff
 from tests.cluster.nodeproc import NodeProcess
-from tests.cluster.redis_server import free_port
 from tests.cluster.test_metrics import http_get, samples, value
-from tests.server.helpers import TestClient
+from tests.server.helpers import TestClient, free_port
 
 #: the first reconnection comes after the adoption (lease 1 s, seen within 0.2 s more)
 AFTER_ADOPTION = Backoff(initial=2.0, maximum=2.0, jitter=0.0)

@@ -12,8 +12,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from server.app import serve
 from tests.cluster.nodeproc import NodeProcess
-from tests.cluster.redis_server import RedisServer, free_port
-from tests.server.helpers import TestClient, make_config, play_to_end
+from tests.cluster.redis_server import RedisServer
+from tests.server.helpers import TestClient, free_port, make_config, play_to_end
 
 
 async def http_get(port: int, path: str) -> tuple[int, str]:

@@ -50,7 +50,7 @@ async def test_a_second_node_of_the_same_name_is_refused(redis_url: str,
 
 
 def test_an_unreachable_redis_is_a_clear_error(tmp_path: Path) -> None:
-    from tests.cluster.redis_server import free_port
+    from tests.server.helpers import free_port
     result = NodeProcess(f"redis://127.0.0.1:{free_port()}/0", "a", tmp_path).run_to_exit()
     assert result.returncode == 1
     assert "cannot use the cluster's Redis" in result.stderr

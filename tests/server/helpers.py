@@ -7,6 +7,7 @@ test wait for replies and pushes with a bounded timeout.
 
 from __future__ import annotations
 
+import socket
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +21,14 @@ from protocol.connection import CLOSED, NEED_DATA, Connection
 from server.config import ServerConfig
 
 WAIT = 5.0
+
+
+def free_port() -> int:
+    """A TCP port that was free on 127.0.0.1 a moment ago (another process may take it
+    before the caller binds it; for servers started as processes, which need a number)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def make_config(tmp_path: Path, **overrides: Any) -> ServerConfig:

@@ -13,15 +13,9 @@ from pathlib import Path
 import trio
 
 from server.cli import main as cli_main
-from tests.server.helpers import Closed, TestClient
+from tests.server.helpers import Closed, TestClient, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 async def _start(db: Path, port: int, log: Path) -> subprocess.Popen:
@@ -67,7 +61,7 @@ async def _play(clients: dict[int, TestClient], mid: str, steps: int,
 
 
 async def test_sigkill_and_restart_resumes_matches(tmp_path: Path, capsys) -> None:
-    db, log, port = tmp_path / "kill.db", tmp_path / "server.log", _free_port()
+    db, log, port = tmp_path / "kill.db", tmp_path / "server.log", free_port()
     proc = await _start(db, port, log)
     try:
         alice, bob, eve = (await _client(port, "alice"), await _client(port, "bob"),
@@ -122,7 +116,7 @@ async def test_sigkill_and_restart_resumes_matches(tmp_path: Path, capsys) -> No
 
 
 async def test_sigterm_shuts_down_cleanly(tmp_path: Path) -> None:
-    db, log, port = tmp_path / "term.db", tmp_path / "server.log", _free_port()
+    db, log, port = tmp_path / "term.db", tmp_path / "server.log", free_port()
     proc = await _start(db, port, log)
     try:
         alice = await _client(port, "alice")
@@ -172,7 +166,7 @@ def test_startup_failures_are_one_clear_line(tmp_path: Path) -> None:
 
 
 async def test_sigkill_mid_game_loses_no_acknowledged_intent(tmp_path: Path) -> None:
-    db, log, port = tmp_path / "flurry.db", tmp_path / "server.log", _free_port()
+    db, log, port = tmp_path / "flurry.db", tmp_path / "server.log", free_port()
     proc = await _start(db, port, log)
     try:
         alice = await _client(port, "alice")
