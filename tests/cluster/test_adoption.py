@@ -20,13 +20,6 @@ from tests.server.helpers import TestClient, play_to_end
 LEASE = "1"
 
 
-async def hello(port: int, name: str, resume: str | None = None) -> TestClient:
-    c = await TestClient.connect(port)
-    welcome = await c.hello(name, resume=resume)
-    assert welcome["type"] == "welcome", welcome
-    return c
-
-
 async def play_some(clients: dict[int, TestClient], mid: str, moves: int,
                     snaps: dict[int, dict[str, Any]] | None = None
                     ) -> list[tuple[int, dict[str, Any]]]:
@@ -82,7 +75,7 @@ async def resume_and_finish(port: int, old: dict[int, TestClient], mid: str, red
     resumed = {}
     for seat, player in old.items():
         assert player.welcome is not None
-        resumed[seat] = await hello(port, "x", resume=player.welcome["token"])
+        resumed[seat] = await TestClient.welcomed(port, "x", resume=player.welcome["token"])
     final = await play_to_end(resumed, mid)
     rows = await journal_of(redis_url, mid)
     assert len(rows) == final[0]["seq"]
@@ -94,8 +87,9 @@ async def test_sigkill_of_the_owner_the_other_node_adopts(redis_url: str,
     a = await NodeProcess(redis_url, "a", tmp_path, "--node-lease", LEASE).start()
     b = await NodeProcess(redis_url, "b", tmp_path, "--node-lease", LEASE).start()
     try:
-        alice, bob = await hello(a.port, "alice"), await hello(a.port, "bob")
-        carol = await hello(a.port, "carol")
+        alice = await TestClient.welcomed(a.port, "alice")
+        bob = await TestClient.welcomed(a.port, "bob")
+        carol = await TestClient.welcomed(a.port, "carol")
         mid = (await alice.expect_ok("create", game="war", options={"cap": 300}))["match"]
         await bob.expect_ok("join", match=mid)
         await carol.expect_ok("watch", match=mid)
@@ -110,12 +104,12 @@ async def test_sigkill_of_the_owner_the_other_node_adopts(redis_url: str,
         resumed = {}
         for seat, old in ((0, alice), (1, bob)):
             assert old.welcome is not None
-            resumed[seat] = await hello(b.port, "x", resume=old.welcome["token"])
+            resumed[seat] = await TestClient.welcomed(b.port, "x", resume=old.welcome["token"])
             assert resumed[seat].welcome["session"] == old.welcome["session"]
         final = await play_to_end(resumed, mid)
         assert final[0]["status"] == "finished"
         assert carol.welcome is not None
-        watcher = await hello(b.port, "x", resume=carol.welcome["token"])
+        watcher = await TestClient.welcomed(b.port, "x", resume=carol.welcome["token"])
         seen = await watcher.snapshot(mid, lambda m: m["status"] == "finished")
         assert seen["seq"] == final[0]["seq"]
         rows = await journal_of(redis_url, mid)
@@ -134,7 +128,8 @@ async def test_a_node_restarted_under_its_name_takes_its_matches_back(
         redis_url: str, tmp_path: Path) -> None:
     a = await NodeProcess(redis_url, "a", tmp_path, "--node-lease", LEASE).start()
     try:
-        alice, bob = await hello(a.port, "alice"), await hello(a.port, "bob")
+        alice = await TestClient.welcomed(a.port, "alice")
+        bob = await TestClient.welcomed(a.port, "bob")
         mid = (await alice.expect_ok("create", game="datastructures"))["match"]
         await bob.expect_ok("join", match=mid)
         played = await play_some({0: alice, 1: bob}, mid, 6)
@@ -159,7 +154,8 @@ async def test_a_clean_shutdown_hands_its_matches_over_at_once(redis_url: str,
     a = await NodeProcess(redis_url, "a", tmp_path, "--node-lease", "30").start()
     b = await NodeProcess(redis_url, "b", tmp_path, "--node-lease", "30").start()
     try:
-        alice, bob = await hello(a.port, "alice"), await hello(a.port, "bob")
+        alice = await TestClient.welcomed(a.port, "alice")
+        bob = await TestClient.welcomed(a.port, "bob")
         mid = (await alice.expect_ok("create", game="war", options={"cap": 300}))["match"]
         await bob.expect_ok("join", match=mid)
         played = await play_some({0: alice, 1: bob}, mid, 5)
@@ -176,7 +172,7 @@ async def test_many_matches_of_a_killed_node_are_all_adopted(redis_url: str,
     a = await NodeProcess(redis_url, "a", tmp_path, "--node-lease", LEASE).start()
     b = await NodeProcess(redis_url, "b", tmp_path, "--node-lease", LEASE).start()
     try:
-        players = [await hello(a.port, f"p{i}") for i in range(4)]
+        players = [await TestClient.welcomed(a.port, f"p{i}") for i in range(4)]
         mids = []
         for player in players:
             for _ in range(10):
@@ -192,7 +188,7 @@ async def test_many_matches_of_a_killed_node_are_all_adopted(redis_url: str,
         for mid in mids:
             await journal_of(redis_url, mid)
         assert players[0].welcome is not None
-        back = await hello(b.port, "x", resume=players[0].welcome["token"])
+        back = await TestClient.welcomed(b.port, "x", resume=players[0].welcome["token"])
         snap = await back.snapshot(mids[0], lambda m: bool(m["legal"]))  # its bot plays on
         reply = await back.request("intent", match=mids[0], seq=snap["seq"],
                                    intent=snap["legal"][0])

@@ -76,6 +76,15 @@ class TestClient:
         stream = await trio.open_tcp_stream("127.0.0.1", port)
         return cls(stream)
 
+    @classmethod
+    async def welcomed(cls, port: int, name: str, resume: str | None = None) -> TestClient:
+        """A client connected to ``port`` whose ``hello`` (resuming ``resume`` if given) was
+        answered with a ``welcome``; fails the test on any other answer."""
+        client = await cls.connect(port)
+        welcome = await client.hello(name, resume=resume)
+        assert welcome["type"] == "welcome", welcome
+        return client
+
     async def send(self, msg: dict[str, Any]) -> None:
         await self.stream.send_all(self.conn.send(msg))
 

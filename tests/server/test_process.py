@@ -35,13 +35,6 @@ async def _start(db: Path, port: int, log: Path) -> subprocess.Popen:
             return proc
 
 
-async def _client(port: int, name: str, resume: str | None = None) -> TestClient:
-    client = await TestClient.connect(port)
-    welcome = await client.hello(name, resume=resume)
-    assert welcome["type"] == "welcome", welcome
-    return client
-
-
 async def _play(clients: dict[int, TestClient], mid: str, steps: int,
                 snaps: dict[int, dict] | None = None) -> dict[int, dict]:
     """Make ``steps`` accepted intents (first legal of whoever may act)."""
@@ -64,8 +57,8 @@ async def test_sigkill_and_restart_resumes_matches(tmp_path: Path, capsys) -> No
     db, log, port = tmp_path / "kill.db", tmp_path / "server.log", free_port()
     proc = await _start(db, port, log)
     try:
-        alice, bob, eve = (await _client(port, "alice"), await _client(port, "bob"),
-                           await _client(port, "eve"))
+        alice, bob, eve = [await TestClient.welcomed(port, name)
+                           for name in ("alice", "bob", "eve")]
         mid = (await alice.expect_ok("create", game="datastructures",
                                      options={"cap": 10}))["match"]
         await bob.expect_ok("join", match=mid)
@@ -79,9 +72,9 @@ async def test_sigkill_and_restart_resumes_matches(tmp_path: Path, capsys) -> No
             await c.aclose()
 
         proc = await _start(db, port, log)
-        alice = await _client(port, "alice", tokens["alice"])
-        bob = await _client(port, "bob", tokens["bob"])
-        eve = await _client(port, "eve", tokens["eve"])
+        alice = await TestClient.welcomed(port, "alice", tokens["alice"])
+        bob = await TestClient.welcomed(port, "bob", tokens["bob"])
+        eve = await TestClient.welcomed(port, "eve", tokens["eve"])
         assert alice.welcome["resumed"] and bob.welcome["resumed"]
         after = await alice.snapshot(mid)
         assert after["seq"] == before[0]["seq"]
@@ -119,7 +112,7 @@ async def test_sigterm_shuts_down_cleanly(tmp_path: Path) -> None:
     db, log, port = tmp_path / "term.db", tmp_path / "server.log", free_port()
     proc = await _start(db, port, log)
     try:
-        alice = await _client(port, "alice")
+        alice = await TestClient.welcomed(port, "alice")
         mid = (await alice.expect_ok("create", game="war"))["match"]
         os.kill(proc.pid, signal.SIGTERM)
         bye = await alice.wait_push(lambda m: m["type"] == "bye")
@@ -169,7 +162,7 @@ async def test_sigkill_mid_game_loses_no_acknowledged_intent(tmp_path: Path) -> 
     db, log, port = tmp_path / "flurry.db", tmp_path / "server.log", free_port()
     proc = await _start(db, port, log)
     try:
-        alice = await _client(port, "alice")
+        alice = await TestClient.welcomed(port, "alice")
         # Data Structures lasts hundreds of intents (War may end by all_cards too soon)
         mid = (await alice.expect_ok("create", game="datastructures", bot="random",
                                      options={"cap": 500}))["match"]
@@ -201,7 +194,7 @@ async def test_sigkill_mid_game_loses_no_acknowledged_intent(tmp_path: Path) -> 
         await alice.aclose()
         assert acked > 10
         proc = await _start(db, port, log)
-        again = await _client(port, "alice", alice.welcome["token"])
+        again = await TestClient.welcomed(port, "alice", alice.welcome["token"])
         after = await again.snapshot(mid)
         assert after["seq"] >= acked and after["status"] == "active"
         await again.expect_ok("resign", match=mid)
