@@ -99,8 +99,17 @@ async def test_war_bots_flipping_at_once_both_count(start_server) -> None:
             nursery.start_soon(run, "left")
             nursery.start_soon(run, "right")
     assert len(out) == 2
-    assert out[0].results[0].moves == out[1].results[0].moves
-    assert out[0].results[0].our_moves == out[1].results[0].our_moves  # one flip each per battle
+    left, right = out[0].results[0], out[1].results[0]
+    assert left.match == right.match and left.moves == right.moves
+    # (a dropped link would leave an intent "maybe applied", uncounted: name that case)
+    assert left.reconnects == right.reconnects == 0
+    # Every flip the journal holds was one bot's accepted intent, counted by that bot. The
+    # two counts need not be equal: in a war a seat out of cards does not flip (W4).
+    journal = server.store.journal(left.match)
+    assert len(journal) == left.moves
+    assert all(e.kind == "intent" and e.by == "seat" for e in journal)   # none by a timer
+    flips = [sum(1 for e in journal if e.seat == seat) for seat in (0, 1)]
+    assert [r.our_moves for r in sorted((left, right), key=lambda r: r.seat)] == flips
 
 
 async def test_bot_reconnects_with_its_token_and_finishes(start_server) -> None:
