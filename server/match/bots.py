@@ -71,21 +71,19 @@ def think(game: str, seat: int, strategy: str, seed: int, view: dict[str, Any],
 
 def _worker_main(conn: Connection, nice: int) -> None:
     """A worker process: answer ``(game, seat, strategy, seed, view, legal, budget)``
-    with :func:`think`'s intent until the pipe closes or ``None`` comes."""
+    with :func:`think`'s intent until the pipe closes or ``None`` comes. A server that
+    has gone (its end of the pipe closed, even before ``ready``) ends it quietly."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server stops its workers itself
     if nice:
         os.nice(nice)
     for name in _strategy_names():  # import every strategy before the first move
         get_strategy(name, seed=0)
-    conn.send("ready")
-    while True:
-        try:
-            job = conn.recv()
-        except (EOFError, OSError):
-            return
-        if job is None:
-            return
-        conn.send(think(*job))
+    try:
+        conn.send("ready")
+        while (job := conn.recv()) is not None:
+            conn.send(think(*job))
+    except (EOFError, OSError):   # BrokenPipeError included
+        return
 
 
 class _Worker:
