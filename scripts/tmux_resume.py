@@ -161,6 +161,8 @@ def run(keep: bool) -> None:
             for pane in panes:
                 pane.close()
         server.stop()
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def main() -> int:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import re
+import shutil
 import socket
 import struct
 import threading
@@ -209,7 +210,8 @@ class ServerMachine(RuleBasedStateMachine):
         super().__init__()
         self.errors = _ErrorLog()
         logging.getLogger("cardserver").addHandler(self.errors)
-        self.srv = ServerThread(Path(self._tmpdir()))
+        self.workdir = Path(self._tmpdir())
+        self.srv = ServerThread(self.workdir)
         assert self.srv.server is not None and self.srv.server.port is not None
         self.port = self.srv.server.port
         self.clients = [SyncClient(self.port, f"c{i}") for i in range(N_CLIENTS)]
@@ -410,6 +412,7 @@ class ServerMachine(RuleBasedStateMachine):
             client.close()
         self.srv.stop()
         logging.getLogger("cardserver").removeHandler(self.errors)
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 def _hidden_facts(server: Server, match_id: str) -> tuple[int, dict[Any, set[str]]] | None:
