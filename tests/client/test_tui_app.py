@@ -19,7 +19,7 @@ import trio
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from client.session import Backoff
+from client.session import Backoff, failover_connector
 from client.tui import selection as sel
 from client.tui.app import build_app
 from client.tui.controller import Controller
@@ -29,6 +29,7 @@ from client.tui.runner import TrioBridge, network_main, run_with_trio_guest
 from client.tui.screen import render
 from server.app import serve
 from server.config import ServerConfig
+from tests.server.helpers import free_port
 
 KEYS = {"enter": "\r", "down": "\x1b[B", "up": "\x1b[A", "right": "\x1b[C", "left": "\x1b[D",
         "tab": "\t", "escape": "\x1b"}
@@ -86,10 +87,13 @@ class Driver:
 
 
 def run_scenario(tmp_path: Path, script: Callable[[Driver], Awaitable[None]],
-                 fail_first: int = 0, **config: Any) -> None:
+                 fail_first: int = 0, failover: bool = False, **config: Any) -> None:
     """Start a server and the client in one trio guest run on asyncio, run ``script``.
 
     ``fail_first``: the client's first N connection attempts fail (server unreachable).
+    ``failover``: the client is given two addresses, as ``cardclient connect a,b``
+    connects: the first server's and a second one's, where ``d.restart`` starts the
+    next server (instead of on a new port, which the client would not know).
     """
     settings: dict[str, Any] = dict(host="127.0.0.1", port=0, db=tmp_path / "tui.db",
                                     turn_timer=0, grace=30.0, shutdown_timeout=0.2,
@@ -138,11 +142,13 @@ def run_scenario(tmp_path: Path, script: Callable[[Driver], Awaitable[None]],
                         """Stop the server; start another on a new port with store ``db``."""
                         servers[-1].shutdown()
                         await ended[-1].wait()
-                        again = replace(cfg, db=db)
+                        again = replace(cfg, db=db, port=spare if failover else 0)
                         servers.append(await nursery.start(serve_until_closed, again))
                         ports.append(servers[-1].port)
 
                     restarts.append(restart)
+
+                    spare = free_port()
 
                     async def connect() -> trio.SocketStream:
                         if len(attempts) < fail_first:
@@ -153,6 +159,9 @@ def run_scenario(tmp_path: Path, script: Callable[[Driver], Awaitable[None]],
                         streams.append(stream)
                         return stream
 
+                    if failover:
+                        connect = failover_connector(  # type: ignore[assignment]
+                            [f"127.0.0.1:{ports[0]}", f"127.0.0.1:{spare}"])
                     await network_main(controller, bridge, None, None, "alice", connect=connect,
                                        backoff=Backoff(initial=0.05, maximum=0.2),
                                        ping_interval=0.5)
@@ -440,3 +449,27 @@ def test_server_restart_resumes_or_drops_back_to_the_lobby(tmp_path: Path) -> No
         await d.until(lambda: d.model.matches == [], "the fresh server's empty lobby")
 
     run_scenario(tmp_path, script)
+
+
+def test_failover_names_the_node_the_session_resumed_on(tmp_path: Path) -> None:
+    """Given two addresses, the client resumes on the second when the first is gone, and
+    the status line and the notice name the second (it kept naming the first)."""
+    async def script(d: Driver) -> None:
+        first = f"127.0.0.1:{d.ports[0]}"
+        assert d.model.conn.server == first and first in d.screen()
+        await create_vs_bot(d, "war")
+        await flip_until(d, lambda: d.view.get("battles", 0) >= 1, "a battle")
+        match = d.mv.match
+        d.restart(tmp_path / "tui.db")   # the same store, on the other address
+        await d.until(lambda: len(d.ports) == 2, "the server on the second address")
+        second = f"127.0.0.1:{d.ports[1]}"
+        await d.until(lambda: d.model.conn.state == "connected" and "reconnected" in d.model.notice,
+                      "the resumed session")
+        assert d.model.conn.server == second, d.model.conn.server
+        assert f"reconnected to {second}" in d.model.notice
+        assert second in d.screen() and first not in d.screen(), d.screen()
+        assert d.mv.match == match
+        battles = d.view["battles"]
+        await flip_until(d, lambda: d.view.get("battles", 0) > battles, "a battle after failover")
+
+    run_scenario(tmp_path, script, failover=True)
