@@ -31,11 +31,9 @@ def connect() -> Callable[..., Awaitable[TestClient]]:
 
     async def open_client(server: Server, name: str | None = "alice") -> TestClient:
         assert server.port is not None
-        client = await TestClient.connect(server.port)
-        if name is not None:
-            welcome = await client.hello(name)
-            assert welcome["type"] == "welcome", welcome
-        return client
+        if name is None:
+            return await TestClient.connect(server.port)
+        return await TestClient.welcomed(server.port, name)
 
     return open_client
 
