@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import trio
 
-from client.tui import explain, ratings_screen
+from client.tui import explain, ratings_screen, rematch
 from client.tui import form as form_fns
 from client.tui import hint as hint_fns
 from client.tui import selection as sel
@@ -720,9 +720,17 @@ class Controller:
 
     async def rematch(self, mv: MatchView) -> None:
         """A new match of the same game and options; the same server bot if the
-        opponent was one, else an open seat, announced in the old match's chat."""
+        opponent was one. Against a person: the match the opponent offered, if it
+        did (:mod:`client.tui.rematch`), else a new one with an open seat, offered in
+        the old match's chat."""
         snap = mv.snapshot or {}
         me = mv.seat if mv.seat is not None else 0
+        if mv.rematch_own is not None:
+            self.model.say(f"rematch: match {mv.rematch_own} is waiting for your opponent")
+            self.invalidate()
+            return
+        if mv.rematch_offer is not None and await self._join_rematch(mv.rematch_offer):
+            return
         msg: dict[str, Any] = {"type": "create", "game": mv.game,
                                "options": dict(snap.get("options") or {}), "seat": me}
         other = next((p for p in snap.get("players") or [] if p.get("seat") == 1 - me), {})
@@ -733,14 +741,51 @@ class Controller:
             return
         new = str(reply.get("match"))
         if not other.get("bot") and mv.seat is not None:
+            mv.rematch_own = new
             try:
                 await self.call({"type": "chat", "match": mv.match,
-                                 "text": f"rematch? join match {new}"})
+                                 "text": rematch.offer_text(new)})
             except Exception:  # the old match may be gone already: the lobby lists it
                 pass
         self.model.follow = new
         self._seated(new, f"rematch: match {new}, seat {reply.get('seat', me) + 1}")
         await self.refresh()
+        if mv.rematch_offer is not None:   # the opponent's offer came while we created
+            await self.settle_rematch(mv)
+
+    async def _join_rematch(self, match: str) -> bool:
+        """Take the open seat of the rematch the opponent offered; False if it is gone."""
+        reply = await self.call({"type": "join", "match": match})
+        if reply is None:
+            return False
+        seat = reply.get("seat")
+        self.model.follow = match
+        self._seated(match, f"rematch: joined match {match}, seat "
+                     f"{seat + 1 if isinstance(seat, int) else '?'}")
+        return True
+
+    async def settle_rematch(self, mv: MatchView) -> None:
+        """Both players offered a rematch at once: keep the offer both clients keep
+        (:func:`client.tui.rematch.keeps_own`); the other's client leaves its own match
+        and joins this one. Nothing to do unless both offers are known."""
+        own, offered = mv.rematch_own, mv.rematch_offer
+        if own is None or offered is None or own == offered or rematch.keeps_own(own, offered):
+            return
+        mv.rematch_own = None
+        await self.call({"type": "leave", "match": own})
+        self.model.views.pop(own, None)
+        self.model.left.add(own)
+        if not await self._join_rematch(offered):
+            self.model.say("the opponent's rematch is gone: press r for a new one", error=True)
+        await self.refresh()
+
+    def pushed(self, msg: dict[str, Any]) -> None:
+        """A push was folded into the model: settle crossing rematch offers."""
+        if msg.get("type") != "chat":
+            return
+        mv = self.model.views.get(str(msg.get("match")))
+        if mv is not None and mv.rematch_own is not None and mv.rematch_offer is not None:
+            self.submit(lambda: self.settle_rematch(mv))
 
     def _end_key(self, mv: MatchView, key: str) -> None:
         """Keys of a finished match: the end screen's, or the board's once put away."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from client.tui import events as event_text
+from client.tui import rematch
 from client.tui.fair import FairCheck, check, shuffle_line
 from client.tui.ratings_view import rating_change_lines, rating_text
 
@@ -62,6 +63,8 @@ class MatchView:
     warned: bool = False  # the 10 s warning was given for the running turn timer
     end_closed: bool = False  # the end screen was put away (Esc): the board shows
     fair: FairCheck | None = None  # the fair-shuffle check, made when the match ended
+    rematch_offer: str | None = None  # the match the opponent offered as the rematch
+    rematch_own: str | None = None  # the rematch this client created and offered
 
     @property
     def seat(self) -> int | None:
@@ -268,6 +271,9 @@ def apply_message(model: Model, msg: dict[str, Any], now: float | None = None) -
         mv = model.views.get(str(msg.get("match")))
         if mv is not None:
             mv.log.append(f"<{msg.get('name') or 'someone'}> {msg.get('text', '')}")
+            offer = rematch.opponent_offer(msg, mv.seat)
+            if offer is not None:
+                mv.rematch_offer = offer
     elif kind == "bye":
         model.say(f"server closed the connection: {msg.get('message') or msg.get('reason')}",
                   error=True)

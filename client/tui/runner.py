@@ -313,6 +313,7 @@ async def _serve_session(controller: Controller, session: Any,
             apply_message(model, msg, time.monotonic())
             if memory is not None:
                 memory.seated(model.seated_matches())
+            controller.pushed(msg)
             controller.invalidate()
         nursery.cancel_scope.cancel()
 
