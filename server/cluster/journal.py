@@ -32,7 +32,7 @@ import msgpack
 import trio
 
 from server.cluster import keys
-from server.cluster.ownership import Owner, claim_new
+from server.cluster.ownership import Owner, claim_new, release_new
 from server.match.effects import (
     AppendJournal,
     DeleteMatch,
@@ -274,24 +274,41 @@ class RedisJournal:
             JournalError: Redis did not store it (nothing of it is to be relied on);
                 Fenced: the id is taken (a collision: pick another).
         """
+        claimed = False
+        seated = [Membership(s.session, s.seat, True) for s in rec.seats
+                  if s.session is not None and s.bot is None]
         try:
             with trio.fail_after(COMMIT_TIMEOUT):
                 if not await claim_new(self.redis, rec.id, self.node):
                     raise Fenced(f"match id {rec.id} is taken")
+                claimed = True
                 self.round_trips += 1
-                seated = [Membership(s.session, s.seat, True) for s in rec.seats
-                          if s.session is not None and s.bot is None]
                 batch = MatchBatch(rec.id, 1, 0, (), seated, resync=rec)
                 await self.commit([batch])
         except (coredis.exceptions.RedisError, OSError, trio.TooSlowError) as exc:
             self.available = False
+            if claimed:
+                await self._release_new(rec.id, [m.session for m in seated])
             raise JournalError(f"cannot store match {rec.id}: {exc}") from exc
         if batch.outcome == FENCED:
             raise Fenced(f"match {rec.id} is owned by another node")
         if batch.outcome != OK:
+            await self._release_new(rec.id, [m.session for m in seated])
             raise JournalError(f"cannot store match {rec.id}: {batch.outcome}")
         self.available = True
         return 1
+
+    async def _release_new(self, match_id: str, sessions: list[str]) -> None:
+        """Best effort, bounded: undo the claim of a match whose creation failed
+        (:func:`~server.cluster.ownership.release_new`). Redis may be what failed: then
+        the claim stays, and adoption forgets it later (it finds no record) or, if the
+        record did reach Redis, an adopter runs the match as stored."""
+        try:
+            with trio.fail_after(COMMIT_TIMEOUT):
+                await release_new(self.redis, match_id, self.node, sessions)
+        except (coredis.exceptions.RedisError, OSError, trio.TooSlowError) as exc:
+            log.warning("match %s: cannot undo its claim after a failed create: %s",
+                        match_id, exc)
 
     async def commit(self, batches: Sequence[MatchBatch]) -> None:
         """Run one fenced script per match of ``batches`` in one pipelined round trip;

@@ -25,6 +25,19 @@ redis.call('SADD', KEYS[2], ARGV[2])
 return 1
 """
 
+#: KEYS[1] owner record, KEYS[2] the unfinished set, KEYS[3] the match's record,
+#: KEYS[4] its journal, KEYS[5..] the seated sessions' match sets; ARGV[1] node,
+#: ARGV[2] match id. 1 if released, 0 if the match is not (or no longer) this node's
+#: at epoch 1 (another node adopted it meanwhile: it is left to that node).
+_RELEASE_NEW = """
+if redis.call('HGET', KEYS[1], 'node') ~= ARGV[1] then return 0 end
+if tonumber(redis.call('HGET', KEYS[1], 'epoch')) ~= 1 then return 0 end
+redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
+redis.call('SREM', KEYS[2], ARGV[2])
+for i = 5, #KEYS do redis.call('SREM', KEYS[i], ARGV[2]) end
+return 1
+"""
+
 #: KEYS[1] owner record; ARGV[1] the adopting node, ARGV[2] the alive-key prefix.
 #: The new epoch, or 0 when the owner is alive (or the match unknown).
 _ADOPT = """
@@ -52,6 +65,24 @@ async def claim_new(redis: coredis.Redis, match_id: str, node: str) -> bool:
     """
     script = redis.register_script(_CLAIM)
     return bool(await script(keys=[keys.owner(match_id), keys.UNFINISHED],
+                             args=[node, match_id]))
+
+
+async def release_new(redis: coredis.Redis, match_id: str, node: str,
+                      sessions: list[str]) -> bool:
+    """Undo :func:`claim_new` for a match whose creation failed: drop its owner record,
+    whatever of its record and journal reached Redis, and its entries in the unfinished
+    set and in ``sessions``' match sets, so no node ever starts a match its players were
+    told was not created. Only while ``node`` still owns it at epoch 1; the result
+    says whether it did.
+
+    Raises:
+        coredis.exceptions.RedisError, OSError: Redis did not answer.
+    """
+    script = redis.register_script(_RELEASE_NEW)
+    match_keys = [keys.owner(match_id), keys.UNFINISHED, keys.record(match_id),
+                  keys.journal(match_id)]
+    return bool(await script(keys=match_keys + [keys.session_matches(s) for s in sessions],
                              args=[node, match_id]))
 
 

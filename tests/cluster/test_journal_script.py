@@ -3,9 +3,19 @@ seq writes nothing, and a resync cuts the journal back to what was acknowledged.
 
 from __future__ import annotations
 
+import coredis
+import pytest
+
 from server.cluster import keys
-from server.cluster.journal import FENCED, FINISHED_RETENTION, OK, MatchBatch, RedisJournal
-from server.cluster.ownership import adopt
+from server.cluster.journal import (
+    FENCED,
+    FINISHED_RETENTION,
+    OK,
+    JournalError,
+    MatchBatch,
+    RedisJournal,
+)
+from server.cluster.ownership import adopt, release_new
 from server.cluster.redis import client
 from server.match.effects import AppendJournal, Membership, SaveSeat, SaveWatcher
 from server.store import JournalEntry, MatchRecord, SeatRecord
@@ -78,3 +88,33 @@ async def test_a_finished_match_leaves_the_unfinished_set(redis_url: str) -> Non
         assert (rec.status, rec.finished, rec.winner, rec.reason) == ("finished", 9.0, 0, "cap")
         for key in (keys.owner("m"), keys.record("m"), keys.journal("m")):
             assert 0 < await redis.ttl(key) <= FINISHED_RETENTION
+
+
+async def test_a_create_that_fails_after_the_claim_leaves_nothing_behind(
+        redis_url: str, monkeypatch) -> None:
+    """The claim went through, the record's commit did not: the owner record, the
+    unfinished entry, the record, and the players' match sets are undone, so no node
+    ever adopts a match its players were told was not created."""
+    redis = client(redis_url)
+    async with redis:
+        journal = RedisJournal(redis, "a")
+        plain_commit = journal.commit
+
+        async def commit_then_fail(batches: list[MatchBatch]) -> None:
+            await plain_commit(batches)   # it reached Redis, but the answer is lost
+            raise coredis.exceptions.ConnectionError("connection lost (test)")
+
+        monkeypatch.setattr(journal, "commit", commit_then_fail)
+        with pytest.raises(JournalError):
+            await journal.create(record("m"))
+        assert await journal.unfinished() == []
+        for key in (keys.owner("m"), keys.record("m"), keys.journal("m")):
+            assert not await redis.exists([key]), key
+        assert await redis.smembers(keys.session_matches("s0")) == set()
+        # a match another node adopted meanwhile is left to it
+        monkeypatch.setattr(journal, "commit", plain_commit)
+        await journal.create(record("n"))
+        await redis.delete([keys.alive("a")])
+        assert await adopt(redis, "n", "b") == 2
+        assert not await release_new(redis, "n", "a", ["s0"])
+        assert await journal.unfinished() == ["n"] and await redis.exists([keys.owner("n")])
