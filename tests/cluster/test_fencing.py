@@ -13,7 +13,6 @@ from tests.cluster.nodeproc import NodeProcess
 from tests.cluster.test_adoption import (
     LEASE,
     assert_kept,
-    hello,
     journal_of,
     play_some,
     wait_owner,
@@ -37,7 +36,8 @@ async def test_a_paused_node_is_fenced_off(redis_url: str, tmp_path: Path) -> No
     b = await NodeProcess(redis_url, "b", tmp_path, "--node-lease", LEASE).start()
     assert a.process is not None
     try:
-        alice, bob = await hello(a.port, "alice"), await hello(a.port, "bob")
+        alice = await TestClient.welcomed(a.port, "alice")
+        bob = await TestClient.welcomed(a.port, "bob")
         mid = (await alice.expect_ok("create", game="war", options={"cap": 300}))["match"]
         await bob.expect_ok("join", match=mid)
         snaps: dict[int, dict] = {}
@@ -52,8 +52,8 @@ async def test_a_paused_node_is_fenced_off(redis_url: str, tmp_path: Path) -> No
             await stale_client.send({"type": "intent", "id": 999, "match": mid,
                                      "seq": snap["seq"], "intent": snap["legal"][0]})
             assert alice.welcome is not None and bob.welcome is not None
-            resumed = {0: await hello(b.port, "x", resume=alice.welcome["token"]),
-                       1: await hello(b.port, "x", resume=bob.welcome["token"])}
+            resumed = {0: await TestClient.welcomed(b.port, "x", resume=alice.welcome["token"]),
+                       1: await TestClient.welcomed(b.port, "x", resume=bob.welcome["token"])}
             on_b: dict[int, dict] = {}
             played += await play_some(resumed, mid, 6, on_b)
         finally:
