@@ -24,12 +24,21 @@ encodes it for its protocol version (protocol-2 snapshot deltas included).
 Every relayed request gets exactly one answer: the owner's, or ``unavailable``
 when the owner's lease is gone or it has not answered within
 :data:`RELAY_TIMEOUT` (its late answer is then dropped).
+
+The owner runs each remote session's items (``q``, ``a``, ``d``) in order, in a
+*lane* of that session: a task that lives while the lane has items. A request
+that has to wait (its match's inbox full, a slow commit) holds up only its own
+session's lane, not the other sessions' relayed traffic; a lane holding
+:data:`LANE_DEPTH` requests refuses the next ``rate_limited`` (the home node's
+rate limit keeps a well-behaved session far below it).
 """
 
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
@@ -53,6 +62,10 @@ log = logging.getLogger("cardserver.cluster")
 RELAY_TIMEOUT = 5.0
 #: Most match owners remembered (the cache is emptied when it grows past it).
 OWNER_CACHE = 100_000
+#: Requests one remote session may have waiting in its lane on the owner.
+LANE_DEPTH = 64
+#: Items that run in the lane of their session (``s``), in order.
+_LANE_ITEMS = frozenset({"q", "a", "d"})
 #: Errors that mean "ask Redis again who owns this match".
 _STALE_OWNER = frozenset({"no_such_match", "match_moved", "unavailable"})
 
@@ -104,6 +117,14 @@ class RelayHost(Protocol):
         """The session's connection is gone."""
 
 
+@dataclass
+class _Lane:
+    """One remote session's items waiting on this owner, oldest first."""
+
+    items: deque[tuple[str, dict[str, Any]]] = field(default_factory=deque)
+    requests: int = 0  # the ``q`` items among them
+
+
 class Relay:
     """This node's end of the relay (see the module docstring).
 
@@ -135,6 +156,9 @@ class Relay:
         self.on_paired: Callable[[Session, str, str], None] = lambda s, m, g: None
         #: Redis publishes made (each carries one batch for one node)
         self.publishes = 0
+        #: remote session id -> its lane (present while its task runs)
+        self._lanes: dict[str, _Lane] = {}
+        self._nursery: trio.Nursery | None = None
 
     # -- running ------------------------------------------------------------
 
@@ -146,6 +170,7 @@ class Relay:
                                    ignore_subscribe_messages=True)
         try:
             async with pubsub, trio.open_nursery() as nursery:
+                self._nursery = nursery
                 nursery.start_soon(self._publish_loop)
                 nursery.start_soon(self._expire_loop)
                 task_status.started()
@@ -342,11 +367,54 @@ class Relay:
                     self._deliver(item)
             return
         for item in items:
+            if item["t"] in _LANE_ITEMS:
+                self._enqueue(sender, item)
+                continue
             try:
                 await self._item(sender, item)
             except Exception:
                 log.exception("relay %s: item %s from %s failed", self.name,
                               item.get("t"), sender)
+
+    def _enqueue(self, sender: str, item: dict[str, Any]) -> None:
+        """Queue a session's item in its lane (starting the lane's task if it has
+        none); a request beyond :data:`LANE_DEPTH` waiting is answered
+        ``rate_limited`` instead."""
+        session_id = item["s"]
+        lane = self._lanes.get(session_id)
+        if lane is None:
+            assert self._nursery is not None, "relay not running"
+            lane = self._lanes[session_id] = _Lane()
+            self._nursery.start_soon(self._run_lane, session_id, lane)
+        if item["t"] == "q":
+            if lane.requests >= LANE_DEPTH:
+                self._refuse_waiting(sender, item)
+                return
+            lane.requests += 1
+        lane.items.append((sender, item))
+
+    async def _run_lane(self, session_id: str, lane: _Lane) -> None:
+        """Run a lane's items in order until it is empty, then forget it."""
+        try:
+            while lane.items:
+                sender, item = lane.items.popleft()
+                if item["t"] == "q":
+                    lane.requests -= 1
+                try:
+                    await self._item(sender, item)
+                except Exception:
+                    log.exception("relay %s: item %s from %s failed", self.name,
+                                  item.get("t"), sender)
+        finally:
+            del self._lanes[session_id]
+
+    def _refuse_waiting(self, sender: str, item: dict[str, Any]) -> None:
+        """Answer a request its session's full lane cannot take: ``rate_limited``."""
+        request = item["m"]
+        session = self.remote_session(item["s"], item["n"], sender, item["v"], item["a"])
+        session.push(Refusal("rate_limited", f"too many requests waiting on node "
+                             f"{self.name}; this one was not run",
+                             "type").to_event(request.get("id")))
 
     async def _item(self, sender: str, item: dict[str, Any]) -> None:
         kind = item["t"]

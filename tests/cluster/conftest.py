@@ -60,7 +60,4 @@ def start_node(redis_url: str, tmp_path: Path, nursery: trio.Nursery
 async def connect_to(server: Server, name: str = "alice") -> TestClient:
     """A client of ``server`` that has completed its handshake."""
     assert server.port is not None
-    client = await TestClient.connect(server.port)
-    welcome = await client.hello(name)
-    assert welcome["type"] == "welcome", welcome
-    return client
+    return await TestClient.welcomed(server.port, name)

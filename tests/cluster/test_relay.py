@@ -197,3 +197,62 @@ async def test_a_late_answer_after_unavailable_is_dropped(start_node: StartNode)
     line = await bob.wait_push(lambda m: m["type"] == "chat")
     assert line["text"] == "sorry, late"
     assert rid not in bob.replies
+
+
+async def test_a_request_that_waits_on_the_owner_holds_up_only_its_own_session(
+        start_node: StartNode, monkeypatch: Any) -> None:
+    """One remote session's request stuck on the owner (its match's inbox full) does not
+    delay another session's relayed requests; a session with too many requests
+    waiting gets ``rate_limited`` for the next, and its stuck ones run once freed."""
+    from server.cluster import relay as relay_module
+
+    a, b = await start_node("a"), await start_node("b")
+    owner = [await connect_to(a, name) for name in ("alice", "dave")]
+    bob, carol = await connect_to(b, "bob"), await connect_to(b, "carol")
+    stuck_mid = (await owner[0].expect_ok("create", game="war"))["match"]
+    free_mid = (await owner[1].expect_ok("create", game="war"))["match"]
+    await bob.expect_ok("join", match=stuck_mid)
+    await carol.expect_ok("join", match=free_mid)
+    await carol.snapshot(free_mid, lambda s: s["status"] == "active")
+
+    release = trio.Event()
+    stuck = a.lobby.matches[stuck_mid]
+    plain_submit = stuck.submit
+
+    async def full_inbox(command: Any, session: Any = None) -> None:
+        await release.wait()
+        await plain_submit(command, session)
+
+    monkeypatch.setattr(stuck, "submit", full_inbox)
+    monkeypatch.setattr(relay_module, "LANE_DEPTH", 2)
+    relay = a.lobby.relay
+    assert relay is not None
+
+    async def reply_to(rid: int) -> dict[str, Any]:
+        with trio.fail_after(5):
+            while rid not in bob.replies:
+                await bob.pump()
+        return bob.replies.pop(rid)
+
+    def chat(rid: int) -> dict[str, Any]:
+        return {"type": "chat", "id": rid, "match": stuck_mid, "text": f"line {rid}"}
+
+    await bob.send(chat(100))
+    with trio.fail_after(5):   # the owner's lane for bob runs it and waits
+        while not any(lane.requests == 0 and not lane.items and sid != carol.welcome["session"]
+                      for sid, lane in relay._lanes.items()):
+            await trio.sleep(0.01)
+    for rid in (101, 102, 103):   # two wait in the lane; the third is one too many
+        await bob.send(chat(rid))
+    refused = await reply_to(103)
+    assert refused["type"] == "error" and refused["code"] == "rate_limited", refused
+    assert "waiting on node a" in refused["message"]
+    with trio.fail_after(2):   # far below the relay timeout (5 s)
+        reply = await carol.request("chat", match=free_mid, text="still here")
+    assert reply["type"] == "ok", reply
+    release.set()
+    for rid in (100, 101, 102):   # the ones that waited run, in order
+        assert (await reply_to(rid))["type"] == "ok"
+    with trio.fail_after(2):
+        while relay._lanes:
+            await trio.sleep(0.01)
