@@ -3,7 +3,8 @@
 // the project is used, and no npm package (the MessagePack codec is below).
 //
 //   node minimal_bot.js HOST:PORT [war|datastructures] [--matches N] [--vs-bot NAME]
-//                       [--option NAME=VALUE]... [--name NAME] [--protocol 1|2] [--quiet]
+//                       [--option NAME=VALUE]... [--name NAME] [--protocol 1|2]
+//                       [--think SECONDS] [--quiet]
 //   node minimal_bot.js --selftest          check the codec against the document's dumps
 //
 // It says hello (protocol 1 and 2 offered: the server picks), queues for
@@ -244,6 +245,9 @@ function applyDelta(previous, delta) {
 }
 
 // Codes after which the same request may work a little later.
+// Seconds a resumed session waits for the snapshot of a match it sat in.
+const RESUME_SNAPSHOT_WAIT = 5;
+
 const RETRY_LATER = new Set(["server_full", "too_many_active", "too_many_waiting", "creating_too_fast",
                              "rate_limited", "internal_error", "unavailable", "match_moved"]);
 // Codes that mean this bot's request or configuration is wrong: retrying cannot help.
@@ -261,6 +265,7 @@ class Bot {
     this.name = options.name;
     this.protocols = options.protocols;
     this.quiet = options.quiet;
+    this.think = options.think;
     this.token = null;        // the resume token, once welcomed
     this.limits = {};
     this.nextId = 1;
@@ -269,9 +274,10 @@ class Bot {
     this.reported = new Set(); // matches whose result is printed
     this.played = 0;
     this.seeking = false;     // a queue/create is asked for or answered, no match yet
+    this.requeued = false;    // queued again after a resume: a match paired at the drop may still show up
+    this.connections = 0;     // welcomes so far
     this.socket = null;
     this.attempt = 0;         // reconnections in a row without a welcome
-    this.everWelcomed = false;
     this.timers = new Set();
     this.exitCode = null;
   }
@@ -413,18 +419,41 @@ class Bot {
 
   onWelcome(message) {
     this.welcomed = true;
-    this.everWelcomed = true;
     this.attempt = 0;
     this.token = message.token;
     this.limits = message.limits || {};
     log(this.quiet, `${message.resumed ? "resumed" : "welcomed as"} session ${message.session}`
         + ` (protocol ${message.protocol}, name ${message.name})`);
     this.startHeartbeat();
-    // A resumed session gets a snapshot of each match it sits in right after the
-    // welcome. Queued but not yet paired: queue again (`already_seated` says we
-    // still wait).
-    if (!message.resumed) this.seeking = false;
-    this.later(0, () => this.seekIfIdle(message.resumed));
+    this.connections += 1;
+    if (!message.resumed) {
+      // A new session (the first, or after bad_token) sits in nothing and waits in no queue.
+      this.matches.clear();
+      this.seeking = false;
+      this.seekIfIdle();
+      return;
+    }
+    // A resumed session gets a fresh snapshot of each match it sits in, soon after the
+    // welcome (not necessarily before the replies to requests sent after the hello).
+    // A queue place does not survive a dropped connection: with no match running,
+    // queue again. A match whose snapshot does not come back is gone.
+    const connection = this.connections;
+    const running = [...this.matches.values()].filter((s) => s.snapshot.status !== "finished");
+    if (!running.length) {
+      this.requeued = !this.vsBot;
+      this.seekIfIdle(true);
+      return;
+    }
+    this.later(RESUME_SNAPSHOT_WAIT, () => {
+      if (this.connections !== connection) return;
+      for (const state of running) {
+        if (state.heardOn !== connection && this.matches.get(state.snapshot.match) === state) {
+          log(this.quiet, `match ${state.snapshot.match} was not re-sent after the resume; giving it up`);
+          this.matches.delete(state.snapshot.match);
+        }
+      }
+      this.seekIfIdle();
+    });
   }
 
   // Ask for the next match unless one is running or asked for.
@@ -583,6 +612,11 @@ class Bot {
       state = { snapshot, inFlight: null, floor: 0, mine: 0, stale: 0 };
       this.matches.set(snapshot.match, state);
       this.seeking = false;
+      if (this.requeued && snapshot.status !== "finished") {
+        // Paired as the connection dropped, and queued again since: leave the queue.
+        this.requeued = false;
+        this.request({ type: "unqueue", game: this.game }, { kind: "unqueue" });
+      }
       if (snapshot.status !== "finished") {
         log(this.quiet, `paired: match ${snapshot.match} (${snapshot.game}), seat ${snapshot.seat}`);
       }
@@ -590,6 +624,7 @@ class Bot {
       return; // keep the newest
     }
     state.snapshot = snapshot;
+    state.heardOn = this.connections;
     if (snapshot.status === "finished") {
       this.report(state);
       return;
@@ -603,7 +638,19 @@ class Bot {
     const state = this.matches.get(matchId);
     if (!state || this.exitCode !== null || !this.welcomed) return;
     const snap = state.snapshot;
-    if (snap.status !== "active" || !snap.legal.length || state.inFlight !== null || snap.seq < state.floor) return;
+    if (snap.status !== "active" || !snap.legal.length || state.inFlight !== null || snap.seq < state.floor
+        || state.thinking) return;
+    if (this.think > 0 && !state.thought) {
+      // Think, then act on whatever snapshot is the newest by then.
+      state.thinking = true;
+      this.later(this.think, () => {
+        state.thinking = false;
+        state.thought = true;
+        this.act(matchId);
+        state.thought = false;
+      });
+      return;
+    }
     const id = this.request({ type: "intent", match: matchId, seq: snap.seq, intent: snap.legal[0] },
                             { kind: "intent", match: matchId, seq: snap.seq });
     state.inFlight = id;
@@ -648,13 +695,15 @@ function parseValue(text) {
 
 function usage(message) {
   process.stderr.write(`minimal_bot: ${message}\nusage: node minimal_bot.js HOST:PORT [war|datastructures]`
-                       + " [--matches N] [--vs-bot NAME] [--option NAME=VALUE] [--name NAME] [--protocol 1|2] [--quiet]\n");
+                       + " [--matches N] [--vs-bot NAME] [--option NAME=VALUE] [--name NAME] [--protocol 1|2]"
+                       + " [--think SECONDS] [--quiet]\n");
   process.exit(2);
 }
 
 function parseArgs(argv) {
   const options = { game: "datastructures", matches: 1, vsBot: null, gameOptions: {},
-                    name: `jsbot-${process.pid}`, protocols: [1, 2], quiet: false };
+                    name: `jsbot-${process.pid}`, protocols: [1, 2], quiet: false,
+                    think: 0 };
   const positional = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -674,6 +723,9 @@ function parseArgs(argv) {
     } else if (arg === "--protocol") {
       const version = Number(value());
       options.protocols = version === 1 ? [1] : version === 2 ? [1, 2] : usage("--protocol is 1 or 2");
+    } else if (arg === "--think") {
+      options.think = Number(value());
+      if (!(options.think >= 0)) usage("--think takes a number of seconds");
     } else if (arg === "--quiet") options.quiet = true;
     else if (arg.startsWith("--")) usage(`unknown option ${arg}`);
     else positional.push(arg);

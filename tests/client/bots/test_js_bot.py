@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
+import sys
 from functools import partial
 from pathlib import Path
 
@@ -158,3 +160,69 @@ async def test_the_bot_resumes_its_session_after_its_connection_is_cut(
     _agrees_with_server(line, summary)
     assert summary["players"][int(line["seat"])]["name"].startswith("jsbot-")
     assert int(line["mine"]) > 28  # answers to intents sent after the resume
+
+
+CARDSERVER = Path(sys.executable).parent / "cardserver"
+
+
+class ServerProcess:
+    """``cardserver`` as a subprocess on one store; ``start`` again after ``stop``
+    serves the same store on the same port."""
+
+    def __init__(self, db: Path) -> None:
+        self.db = db
+        self.port = 0
+        self.starts = 0
+        self.process: trio.Process | None = None
+
+    async def start(self) -> None:
+        log = self.db.with_suffix(f".{self.starts}.log")
+        self.starts += 1
+        with log.open("wb") as stderr:  # a file, so that the server never blocks on a full pipe
+            self.process = await trio.lowlevel.open_process(
+                [str(CARDSERVER), "--host", "127.0.0.1", "--port", str(self.port),
+                 "--db", str(self.db), "--turn-timer", "0", "--grace", "30", "--bot-workers", "1",
+                 "--bot-time-budget", "0.01", "--shutdown-timeout", "0.5"], stderr=stderr)
+        while (found := re.search(r"listening on 127\.0\.0\.1:(\d+)", log.read_text())) is None:
+            assert self.process.poll() is None, log.read_text()
+            await trio.sleep(0.05)
+        self.port = int(found.group(1))
+
+    async def stop(self) -> None:
+        """SIGTERM: the server says ``bye server_shutdown`` to everyone and exits."""
+        assert self.process is not None
+        self.process.terminate()
+        assert await self.process.wait() == 0
+
+
+async def test_the_bot_resumes_its_match_after_a_server_restart(node: str, tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path / "restart.db")
+    await server.start()
+    bot = await trio.lowlevel.open_process(
+        [node, str(SCRIPT), f"127.0.0.1:{server.port}", "datastructures", "--vs-bot", "random",
+         "--think", "0.02"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert bot.stdout is not None and bot.stderr is not None
+    err = b""
+    try:
+        with trio.fail_after(25):
+            while b"paired: match" not in err:
+                chunk = await bot.stderr.receive_some(4096)
+                assert chunk, err.decode()
+                err += chunk
+            await trio.sleep(0.5)  # a few moves into the match (about 100 of its own to come)
+            await server.stop()
+            await server.start()
+            out = b""
+            async for chunk in bot.stdout:
+                out += chunk
+            async for chunk in bot.stderr:
+                err += chunk
+            assert await bot.wait() == 0, err.decode()
+        (line,) = [m.groupdict() for m in map(FINISHED.match, out.decode().splitlines()) if m]
+        assert "bye server_shutdown" in err.decode() and "resumed session" in err.decode()
+        _agrees_with_server(line, await _finished_summary(server.port, line["match"]))
+    finally:
+        for process in (bot, server.process):
+            if process is not None and process.returncode is None:
+                process.kill()
+                await process.wait()
