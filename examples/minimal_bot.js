@@ -244,10 +244,10 @@ function applyDelta(previous, delta) {
   return full;
 }
 
-// Codes after which the same request may work a little later.
 // Seconds a resumed session waits for the snapshot of a match it sat in.
 const RESUME_SNAPSHOT_WAIT = 5;
 
+// Codes after which the same request may work a little later.
 const RETRY_LATER = new Set(["server_full", "too_many_active", "too_many_waiting", "creating_too_fast",
                              "rate_limited", "internal_error", "unavailable", "match_moved"]);
 // Codes that mean this bot's request or configuration is wrong: retrying cannot help.
@@ -269,13 +269,15 @@ class Bot {
     this.token = null;        // the resume token, once welcomed
     this.limits = {};
     this.nextId = 1;
-    this.pending = new Map(); // request id -> {kind, match?, seq?}; survives reconnects
+    this.pending = new Map(); // request id -> {kind, match?, seq?} on this connection
     this.matches = new Map(); // match id -> {snapshot, inFlight, floor, mine}
     this.reported = new Set(); // matches whose result is printed
     this.played = 0;
     this.seeking = false;     // a queue/create is asked for or answered, no match yet
     this.requeued = false;    // queued again after a resume: a match paired at the drop may still show up
     this.connections = 0;     // welcomes so far
+    this.seekRetries = 0;     // queue/create refusals in a row
+    this.createLost = false;  // a create was in flight when the connection dropped
     this.socket = null;
     this.attempt = 0;         // reconnections in a row without a welcome
     this.timers = new Set();
@@ -300,6 +302,7 @@ class Bot {
     this.exitCode = code;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
+    clearInterval(this.heartbeat);
     if (this.socket) this.socket.destroy();
     process.exitCode = code;
   }
@@ -359,8 +362,10 @@ class Bot {
     this.socket = null;
     if (socket) socket.destroy();
     clearInterval(this.heartbeat);
-    // Requests in flight may or may not have run; the resumed snapshots say where
-    // things stand, so every intent in flight is forgotten.
+    // Requests in flight may or may not have run, and their answers are lost: the
+    // resumed snapshots say where things stand, so every intent in flight is forgotten.
+    this.createLost = [...this.pending.values()].some((note) => note.kind === "create");
+    this.pending.clear();
     for (const state of this.matches.values()) {
       state.inFlight = null;
       state.floor = 0;
@@ -440,8 +445,9 @@ class Bot {
     const connection = this.connections;
     const running = [...this.matches.values()].filter((s) => s.snapshot.status !== "finished");
     if (!running.length) {
+      // A create whose answer was lost may have made a match: give its snapshot time.
       this.requeued = !this.vsBot;
-      this.seekIfIdle(true);
+      this.later(this.createLost ? RESUME_SNAPSHOT_WAIT : 0, () => this.seekIfIdle(true));
       return;
     }
     this.later(RESUME_SNAPSHOT_WAIT, () => {
@@ -459,12 +465,13 @@ class Bot {
   // Ask for the next match unless one is running or asked for.
   seekIfIdle(again = false) {
     if (this.exitCode !== null || !this.welcomed) return;
+    const running = [...this.matches.values()].some((s) => s.snapshot.status !== "finished");
+    if (running) return; // one at a time; an extra one (made as a connection dropped) is played out too
     if (this.played >= this.matchesWanted) {
       this.finish(0);
       return;
     }
-    const running = [...this.matches.values()].some((s) => s.snapshot.status !== "finished");
-    if (running || (this.seeking && !again)) return;
+    if (this.seeking && !again) return;
     this.seeking = true;
     if (this.vsBot) {
       this.request({ type: "create", game: this.game, bot: this.vsBot, options: this.gameOptions },
@@ -487,8 +494,10 @@ class Bot {
         this.act(note.match);
       }
     } else if (note && note.kind === "queue") {
+      this.seekRetries = 0;
       log(this.quiet, `queued for ${this.game}`);
     } else if (note && note.kind === "create") {
+      this.seekRetries = 0;
       log(this.quiet, `created match ${message.match} against ${this.vsBot}, seat ${message.seat}`);
     }
   }
@@ -507,7 +516,8 @@ class Bot {
         this.seeking = false;
         this.attempt = 0;
         this.drop(code);
-      } else if (["too_many_handshakes", "too_many_connections", "rate_limited", "server_shutdown"].includes(code)) {
+      } else if (["too_many_handshakes", "too_many_connections", "rate_limited", "server_shutdown",
+                  "handshake_timeout", "unavailable"].includes(code)) {
         this.drop(code);
       } else {
         log(this.quiet, `refused: ${what}`);
@@ -538,8 +548,12 @@ class Bot {
     // queue / create
     if (code === "already_seated" && note.kind === "queue") return; // still queued
     if (RETRY_LATER.has(code)) {
-      log(this.quiet, `${note.kind} refused for now (${what}); trying again`);
-      this.later(1, () => this.seekIfIdle(true));
+      // No refusal says when to come back (creating_too_fast counts a rolling
+      // minute): 1 s, 2 s, 4 s, ... up to 16 s.
+      const delay = Math.min(16, 2 ** this.seekRetries);
+      this.seekRetries += 1;
+      log(this.quiet, `${note.kind} refused for now (${what}); trying again in ${delay} s`);
+      this.later(delay, () => this.seekIfIdle(true));
       return;
     }
     log(this.quiet, `${note.kind} refused: ${what}`);
