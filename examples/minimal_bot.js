@@ -254,6 +254,10 @@ const RETRY_LATER = new Set(["server_full", "too_many_active", "too_many_waiting
 const HOPELESS = new Set(["no_such_game", "bad_option", "bad_message", "unknown_type", "not_registered",
                           "not_supported"]);
 
+// Server message type -> the Bot method that handles it.
+const HANDLERS = new Map([["welcome", "onWelcome"], ["ok", "onOk"], ["error", "onError"],
+                          ["snapshot", "onSnapshot"], ["bye", "onBye"]]);
+
 class Bot {
   constructor(options) {
     this.host = options.host;
@@ -394,32 +398,13 @@ class Bot {
   // --- what arrives ----------------------------------------------------------
 
   receive(message) {
-    switch (message.type) {
-      case "ping":
-        this.send({ type: "pong", id: message.id });
-        break;
-      case "pong":
-      case "presence":
-      case "chat":
-        break;
-      case "welcome":
-        this.onWelcome(message);
-        break;
-      case "ok":
-        this.onOk(message);
-        break;
-      case "error":
-        this.onError(message);
-        break;
-      case "snapshot":
-        this.onSnapshot(message);
-        break;
-      case "bye":
-        this.onBye(message);
-        break;
-      default:
-        break; // unknown server messages are ignored (room for later versions)
+    if (message.type === "ping") {
+      this.send({ type: "pong", id: message.id });
+      return;
     }
+    // pong, presence, chat and types unknown to this bot (room for later versions) are ignored.
+    const handler = HANDLERS.get(message.type);
+    if (handler) this[handler](message);
   }
 
   onWelcome(message) {

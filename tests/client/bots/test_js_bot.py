@@ -103,6 +103,11 @@ async def test_two_javascript_bots_play_war_through_the_queue(node: str, start_s
     _agrees_with_server(a, await _finished_summary(server.port, a["match"]))
 
 
+def _length(buffer: bytes) -> int:
+    """The body length a frame header announces (4 bytes, big-endian)."""
+    return int.from_bytes(buffer[:4], "big")
+
+
 class CuttingProxy:
     """A TCP relay to the server that cuts its first connection (both directions,
     at once) after the client has sent ``cut_after`` frames; later connections are
@@ -127,9 +132,8 @@ class CuttingProxy:
                     if not first:
                         continue
                     pending += data
-                    while len(pending) >= 4 and len(pending) >= 4 + int.from_bytes(pending[:4]):
-                        pending = pending[4 + int.from_bytes(pending[:4]):]
-                        frames += 1
+                    while len(pending) >= 4 and len(pending) >= (end := 4 + _length(pending)):
+                        pending, frames = pending[end:], frames + 1
                     if frames >= self.cut_after:
                         self.cut = True
                         nursery.cancel_scope.cancel()
