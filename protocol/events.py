@@ -43,6 +43,7 @@ from protocol.registry import (
 )
 from protocol.schema import (
     AUTH,
+    BOT_INFO,
     CHAT_TEXT,
     CLIENT_SEED,
     CURSOR,
@@ -461,6 +462,8 @@ class Ok(Event):
     seq: int | None = opt(SEQ)
     game: str | None = opt(GAME)
     games: list[dict[str, Any]] | None = opt(ListOf(GAME_INFO, 0, 64))
+    bots: list[dict[str, Any]] | None = opt(
+        ListOf(BOT_INFO, 0, 32), "games: the strategies a server bot plays (`create`'s `bot`)")
     matches: list[dict[str, Any]] | None = opt(ListOf(SUMMARY, 0, 100))
     next: str | None = opt(CURSOR, "`matches`: the cursor of the next page (absent: the last)")
     queues: dict[str, Any] | None = opt(

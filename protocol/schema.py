@@ -444,6 +444,8 @@ GAME_INFO = Struct(
         "options": F(ListOf(OPTION_SPEC, 0, 64)),
     }
 )
+#: A server bot as ``games`` lists it: a strategy name ``create``'s ``bot`` takes.
+BOT_INFO = Struct({"name": F(Str(1, 32)), "doc": F(Str(0, 256))})
 SUMMARY = Struct(
     {
         "match": F(MATCH),

@@ -39,7 +39,7 @@ from server.config import ServerConfig
 from server.direct import DIRECT
 from server.listing import Listing
 from server.match import commands as cmd
-from server.match.bots import BotPool, strategy_names
+from server.match.bots import BotPool, strategy_docs, strategy_names
 from server.match.commit import AwaitedCommit, GroupCommit
 from server.match.task import UNAVAILABLE_MESSAGE, Match, MatchClosed, MatchContext
 from server.profiles import player_extras
@@ -451,7 +451,8 @@ class Lobby:
             raise refusal from None
 
     async def _games(self, session: Session, rid: int | None, msg: dict[str, Any]) -> None:
-        self._ok(session, rid, games=[get_game(name).describe() for name in game_names()])
+        self._ok(session, rid, games=[get_game(name).describe() for name in game_names()],
+                 bots=[{"name": name, "doc": doc} for name, doc in strategy_docs().items()])
 
     async def _matches(self, session: Session, rid: int | None, msg: dict[str, Any]) -> None:
         game = msg.get("game")

@@ -190,7 +190,7 @@ class Controller:
             if not m.games:
                 m.say("no game list yet; press r to refresh", error=True)
                 return
-            m.form = form_fns.new_form(m.games, m.last_game, m.form_memory)
+            m.form = form_fns.new_form(m.games, m.last_game, m.form_memory, m.bots)
             m.overlay = "form"
         elif key == "m":
             if not m.games:
@@ -312,9 +312,9 @@ class Controller:
         elif key in ("down", "tab"):
             form_fns.move(form, 1)
         elif key == "left":
-            m.form = form_fns.change(form, -1, m.games, m.form_memory)
+            m.form = form_fns.change(form, -1, m.games, m.form_memory, m.bots)
         elif key in ("right", " "):
-            m.form = form_fns.change(form, 1, m.games, m.form_memory)
+            m.form = form_fns.change(form, 1, m.games, m.form_memory, m.bots)
         elif len(key) == 1 and key.isdigit():
             form_fns.type_digit(form, key)
         elif key == "backspace":
@@ -604,6 +604,8 @@ class Controller:
             reply = await self.call({"type": "games"})
             if reply is not None:
                 m.games = list(reply.get("games") or [])
+                m.bots = [str(b.get("name")) for b in reply.get("bots") or []
+                          if isinstance(b, dict) and b.get("name")]
         reply = await self.call({"type": "matches"})
         if reply is not None:
             rows = m.lobby_rows()

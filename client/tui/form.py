@@ -11,6 +11,7 @@ what the listing says.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from client.tui.model import CreateForm
@@ -84,28 +85,25 @@ def doc_words(field: dict[str, Any]) -> str:
     doc = DOCS.get(str(field.get("name"))) if field.get("request") else None
     return _RULE_CODE.sub("", str(doc or field.get("doc") or "")).strip()
 
-#: Strategy names a server bot may play (catalogue: engine.bots names).
+#: Strategy names a server bot may play, for a server whose ``games`` reply does not
+#: list its ``bots`` (one from before they were listed).
 BOT_CHOICES = ("none", "random", "greedy", "search")
 SEAT_CHOICES = ("0", "1")
 ABANDON_CHOICES = ("forfeit", "bot")
 
 
-def _bot_choices() -> tuple[str, ...]:
-    try:
-        from engine.bots import strategy_names  # pure module, no I/O
-    except Exception:  # not built yet, or broken: fall back to the catalogue's names
-        return BOT_CHOICES
-    try:
-        return ("none", *strategy_names())
-    except Exception:
-        return BOT_CHOICES
+def _bot_choices(bots: Sequence[str] | None) -> tuple[str, ...]:
+    """``none`` and the server bots the server listed, else :data:`BOT_CHOICES`."""
+    return ("none", *bots) if bots else BOT_CHOICES
 
 
 def new_form(games: list[dict[str, Any]], game: str | None = None,
-             memory: dict[str, dict[str, Any]] | None = None) -> CreateForm:
+             memory: dict[str, dict[str, Any]] | None = None,
+             bots: Sequence[str] | None = None) -> CreateForm:
     """A form for ``game`` (default: the first listed) with every value at its default,
     or at the value last sent for that game when ``memory`` holds one (values the
-    listing no longer offers fall back to the default).
+    listing no longer offers fall back to the default). ``bots``: the server bots the
+    server's ``games`` reply listed (None: an older server's, :data:`BOT_CHOICES`).
 
     Raises:
         ValueError: the listing has no games.
@@ -129,7 +127,7 @@ def new_form(games: list[dict[str, Any]], game: str | None = None,
         fields.append(field)
     fields += [
         {"name": "bot", "label": option_label(None, "bot"), "kind": "choice", "value": "none",
-         "choices": list(_bot_choices()), "doc": "a server bot takes the other seat",
+         "choices": list(_bot_choices(bots)), "doc": "a server bot takes the other seat",
          "request": True},
         {"name": "seat", "label": option_label(None, "seat"), "kind": "choice", "value": "0",
          "choices": list(SEAT_CHOICES), "doc": "seat 0 or 1", "request": True},
@@ -197,7 +195,8 @@ def _step(field: dict[str, Any], delta: int) -> None:
 
 
 def change(form: CreateForm, delta: int, games: list[dict[str, Any]],
-           memory: dict[str, dict[str, Any]] | None = None) -> CreateForm:
+           memory: dict[str, dict[str, Any]] | None = None,
+           bots: Sequence[str] | None = None) -> CreateForm:
     """Move the focused field's value by ``delta`` (choices cycle, ints step, bools toggle).
 
     Changing the game rebuilds the form for the new game's options (from ``memory``).
@@ -206,7 +205,7 @@ def change(form: CreateForm, delta: int, games: list[dict[str, Any]],
     field = form.fields[form.focus]
     _step(field, delta)
     if field["name"] == "game" and field["value"] != form.game:
-        return new_form(games, field["value"], memory)
+        return new_form(games, field["value"], memory, bots)
     return form
 
 

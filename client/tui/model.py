@@ -133,6 +133,7 @@ class Model:
     color: bool = True
     conn: Connection = field(default_factory=Connection)
     games: list[dict[str, Any]] = field(default_factory=list)
+    bots: list[str] = field(default_factory=list)  # the server bots ``games`` listed
     matches: list[dict[str, Any]] = field(default_factory=list)
     queues: dict[str, int] = field(default_factory=dict)
     queued: str | None = None  # the game this client queues for

@@ -32,6 +32,7 @@ from typing import Any
 
 import trio
 
+from engine.bots import describe as _describe
 from engine.bots import get_strategy, timed
 from engine.bots import strategy_names as _strategy_names
 from server import metrics
@@ -52,6 +53,12 @@ REPORT_EVERY = 10.0
 def strategy_names() -> list[str]:
     """The strategies a server bot may play (``create``'s ``bot`` field)."""
     return _strategy_names()
+
+
+def strategy_docs() -> dict[str, str]:
+    """One line about each strategy a server bot may play, by name, weakest first
+    (``games`` lists them as ``bots``)."""
+    return _describe()
 
 
 def think(game: str, seat: int, strategy: str, seed: int, view: dict[str, Any],

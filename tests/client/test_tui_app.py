@@ -473,3 +473,23 @@ def test_failover_names_the_node_the_session_resumed_on(tmp_path: Path) -> None:
         await flip_until(d, lambda: d.view.get("battles", 0) > battles, "a battle after failover")
 
     run_scenario(tmp_path, script, failover=True)
+
+
+def test_the_create_form_offers_the_bots_the_server_lists(tmp_path: Path) -> None:
+    async def script(d: Driver) -> None:
+        assert d.model.bots == ["random", "greedy", "search", "ismcts"]
+        await d.press("c")
+        await d.until(lambda: d.model.overlay == "form", "the create form")
+        labels = [f["label"] for f in d.model.form.fields]
+        opponent = d.model.form.fields[labels.index("opponent")]
+        assert opponent["choices"] == ["none", "random", "greedy", "search", "ismcts"]
+        await d.cycle("down", lambda: d.model.form.focus, labels.index("opponent"), "the focus")
+        await d.cycle("right", lambda: d.model.form.fields[d.model.form.focus]["value"],
+                      "ismcts", "the opponent")
+        await d.press("enter")
+        await d.until(lambda: d.mv is not None and d.mv.snapshot is not None
+                      and d.mv.snapshot.get("status") == "active", "the match to start")
+        players = d.mv.snapshot["players"]
+        assert [p.get("bot") for p in players] == [None, "ismcts"], players
+
+    run_scenario(tmp_path, script)

@@ -318,3 +318,15 @@ def test_the_auto_flip_pace_is_a_setting_kept_for_later_matches() -> None:
     model.views["m1"].snapshot["auto_flip"] = False  # a later match, auto-flip off
     _, rec, _ = drive(model, ["a"])
     assert rec.sent[-1] == {"type": "auto_flip", "match": "m1", "on": True, "delay": 0.75}
+
+
+def test_the_opponent_choices_are_the_servers_bots_or_the_old_catalogue() -> None:
+    games = [{"name": "war", "seats": 2, "options": []}]
+
+    def opponent(form: form_fns.CreateForm) -> list[str]:
+        return next(f for f in form.fields if f["name"] == "bot")["choices"]
+
+    assert opponent(form_fns.new_form(games, bots=["greedy", "ismcts"])) == [
+        "none", "greedy", "ismcts"]
+    # a server from before games listed its bots: the names every such server had
+    assert opponent(form_fns.new_form(games)) == list(form_fns.BOT_CHOICES)

@@ -10,8 +10,12 @@ from engine.registry import game_names
 async def test_games_and_matches_listing(start_server, connect) -> None:
     server = await start_server()
     alice, bob = await connect(server, "alice"), await connect(server, "bob")
-    games = (await alice.expect_ok("games"))["games"]
+    listed = await alice.expect_ok("games")
+    games = listed["games"]
     assert [g["name"] for g in games] == game_names()
+    # every server bot, each with a line about it; each one a create's bot takes
+    assert [b["name"] for b in listed["bots"]] == ["random", "greedy", "search", "ismcts"]
+    assert all(b["doc"] for b in listed["bots"])
     war = next(g for g in games if g["name"] == "war")
     assert {o["name"] for o in war["options"]} >= {"cap"}
     mid = (await alice.expect_ok("create", game="war", options={"cap": 99}, seat=1))["match"]
@@ -25,6 +29,9 @@ async def test_games_and_matches_listing(start_server, connect) -> None:
     assert summary["players"][0]["name"] is None
     assert (await bob.expect_ok("matches", game="datastructures"))["matches"] == []
     assert (await bob.expect_ok("matches", status="waiting"))["matches"][0]["match"] == mid
+    for bot in listed["bots"]:   # a create's bot takes each name listed
+        player = await connect(server, f"vs-{bot['name']}")
+        await player.expect_ok("create", game="war", bot=bot["name"])
 
 
 async def test_queue_pairs_two_players(start_server, connect) -> None:
