@@ -46,16 +46,24 @@ def _finished(c: Controller, match: str) -> bool:
 
 
 async def _one_battle_match(alice: Controller, bob: Controller) -> str:
-    """A War match capped at one battle, played to its end by both flipping."""
+    """A War match capped at one battle (a tie's war goes on until it is decided),
+    played to its end by both flipping whenever they may."""
     await alice.create({"type": "create", "game": "war", "options": {"cap": 1}})
     match = alice.model.current
     assert match is not None
     await bob.join(match)
-    for c in (alice, bob):
-        await _until(lambda c=c: (c.model.views[match].snapshot or {}).get("legal"), "a flip")
-        await c.call({"type": "intent", "match": match, "intent": {"type": "flip"},
-                      "seq": c.model.views[match].snapshot["seq"]})
-    await _until(lambda: _finished(alice, match) and _finished(bob, match), "the end")
+    sent = {alice: -1, bob: -1}   # the seq each last flipped on: act only on a newer one
+    with trio.fail_after(10):
+        while not (_finished(alice, match) and _finished(bob, match)):
+            for c in (alice, bob):
+                snap = c.model.views[match].snapshot or {}
+                if snap.get("legal") and snap.get("status") == "active" \
+                        and snap["seq"] > sent[c]:
+                    sent[c] = snap["seq"]
+                    reply = await c.call({"type": "intent", "match": match,
+                                          "intent": {"type": "flip"}, "seq": snap["seq"]})
+                    assert reply is not None, (c.model.name, c.model.notice)
+            await trio.sleep(0.01)
     return match
 
 
