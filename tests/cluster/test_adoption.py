@@ -150,9 +150,10 @@ async def test_a_node_restarted_under_its_name_takes_its_matches_back(
 async def test_a_clean_shutdown_hands_its_matches_over_at_once(redis_url: str,
                                                                tmp_path: Path) -> None:
     """SIGTERM: the node gives its lease up and says ``left``; the other adopts at
-    once, not at its next lease refresh (every 6 s with a lease of 30 s)."""
-    a = await NodeProcess(redis_url, "a", tmp_path, "--node-lease", "30").start()
-    b = await NodeProcess(redis_url, "b", tmp_path, "--node-lease", "30").start()
+    once, not at its next lease refresh (every 24 s with a lease of 120 s: well
+    beyond the 5 s a loaded machine may take to hand over)."""
+    a = await NodeProcess(redis_url, "a", tmp_path, "--node-lease", "120").start()
+    b = await NodeProcess(redis_url, "b", tmp_path, "--node-lease", "120").start()
     try:
         alice = await TestClient.welcomed(a.port, "alice")
         bob = await TestClient.welcomed(a.port, "bob")
@@ -160,7 +161,7 @@ async def test_a_clean_shutdown_hands_its_matches_over_at_once(redis_url: str,
         await bob.expect_ok("join", match=mid)
         played = await play_some({0: alice, 1: bob}, mid, 5)
         assert a.terminate() == 0
-        await wait_owner(redis_url, mid, "b", timeout=2)
+        await wait_owner(redis_url, mid, "b", timeout=5)
         await resume_and_finish(b.port, {0: alice, 1: bob}, mid, redis_url, played)
     finally:
         a.kill()
