@@ -533,9 +533,11 @@ class Bot {
     // queue / create
     if (code === "already_seated" && note.kind === "queue") return; // still queued
     if (RETRY_LATER.has(code)) {
-      // No refusal says when to come back (creating_too_fast counts a rolling
-      // minute): 1 s, 2 s, 4 s, ... up to 16 s.
-      const delay = Math.min(16, 2 ** this.seekRetries);
+      // A refusal of pace says when to come back (retry_after); the others do not:
+      // 1 s, 2 s, 4 s, ... up to 16 s.
+      const backoff = Math.min(16, 2 ** this.seekRetries);
+      const delay = typeof message.retry_after === "number" ? Math.max(message.retry_after, 0.05)
+        : backoff;
       this.seekRetries += 1;
       log(this.quiet, `${note.kind} refused for now (${what}); trying again in ${delay} s`);
       this.later(delay, () => this.seekIfIdle(true));

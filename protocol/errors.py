@@ -257,6 +257,8 @@ class ProtocolError(Exception):
         id: the request ``id`` to echo, when the bad message carried one.
         match: the match the error is about, or None.
         versions: for ``unsupported_version``, the versions the server speaks.
+        retry_after: for a refusal of pace (``rate_limited``, ``creating_too_fast``,
+            ``chat_rate_limited``), seconds until the same request may succeed.
 
     Raises:
         ValueError: ``code`` is not in :data:`CODES`, or (for :class:`RemoteProtocolError`
@@ -281,6 +283,7 @@ class ProtocolError(Exception):
         id: int | None = None,
         match: str | None = None,
         versions: list[int] | None = None,
+        retry_after: float | None = None,
     ) -> None:
         info = CODES.get(code)
         if info is None:
@@ -296,6 +299,7 @@ class ProtocolError(Exception):
         self.id = id
         self.match = match
         self.versions = versions
+        self.retry_after = retry_after
 
     def __str__(self) -> str:
         where = f" (field {self.field})" if self.field else ""
@@ -313,7 +317,8 @@ class ProtocolError(Exception):
         echo = id if id is not None else self.id
         return _error(code=self.code, message=cut(self.message, MAX_MESSAGE), id=echo,
                       field=cut(self.field, MAX_FIELD), match=self.match,
-                      versions=list(self.versions) if self.versions is not None else None)
+                      versions=list(self.versions) if self.versions is not None else None,
+                      retry_after=self.retry_after)
 
     def to_message(self, id: int | None = None) -> dict[str, Any]:
         """The wire map of :meth:`to_event` (``type`` first, then code, message, id,

@@ -503,6 +503,8 @@ class Error(Event):
     field: str | None = opt(Str(0, 256))
     match: str | None = opt(MATCH)
     versions: list[int] | None = opt(ListOf(VERSION, 0, 16))
+    retry_after: float | None = opt(
+        TIME, "a refusal of pace: seconds until the same request may succeed")
 
 
 errors.error_event = Error  # what ProtocolError.to_event builds

@@ -39,8 +39,8 @@ class Lobby(Protocol):
 
 
 def refusal(exc: AccountError) -> Refusal:
-    """The protocol refusal for an account error."""
-    return Refusal(exc.code, exc.message, exc.field)
+    """The protocol refusal for an account error (with its ``retry_after``, if any)."""
+    return Refusal(exc.code, exc.message, exc.field, retry_after=exc.retry_after)
 
 
 def account_wire(account: AccountRecord) -> dict[str, Any]:

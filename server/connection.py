@@ -446,8 +446,10 @@ class ClientConnection:
                 if self.bucket.abusive():
                     self.close_with_bye("rate_limited", "too many requests, for too long")
                     return
+                wait = self.bucket.wait(trio.current_time(), cost)
                 self.push(Refusal("rate_limited", f"more than {self.config.rate:g} "
-                                  "requests per second").to_event(rid))
+                                  "requests per second",
+                                  retry_after=round(wait, 3)).to_event(rid))
                 continue
             if event.IS_REQUEST:
                 wait = self.server.throttle.delay(self.address, trio.current_time(), cost)

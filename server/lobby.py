@@ -26,7 +26,7 @@ from engine.registry import game_names, get_game
 from protocol import events as ev
 from protocol.errors import LocalProtocolError, ProtocolError, Refusal, RemoteProtocolError
 from server import ratings, records, tokens
-from server.account_requests import ACCOUNT_ROUTES
+from server.account_requests import ACCOUNT_ROUTES, refusal
 from server.accounts import AccountError, Accounts
 from server.cluster.adoption import Adoption
 from server.cluster.directory import Directory
@@ -301,7 +301,7 @@ class Lobby:
                 account, token_id = await self.accounts.login_token(name, auth["api_token"],
                                                                     address)
         except AccountError as exc:
-            raise Refusal(exc.code, exc.message, exc.field) from None
+            raise refusal(exc) from None
         log.info("%s logged in as account %r%s", address, account.name,
                  f" with API token {token_id}" if token_id else "")
         return account.name, account, token_id

@@ -50,6 +50,11 @@ class TokenBucket:
         """The tokens there would be at ``now`` (taking none)."""
         return min(self.burst, self.tokens + (now - self.stamp) * self.rate)
 
+    def wait(self, now: float, cost: float = 1.0) -> float:
+        """Seconds from ``now`` until :meth:`allow` of ``cost`` would succeed (0: now)."""
+        missing = min(cost, self.burst) - self.available(now)
+        return max(0.0, missing / self.rate)
+
     def abusive(self) -> bool:
         """True when refusals in the current window exceed the abuse limit."""
         return self._refused > self.abuse_limit

@@ -80,6 +80,10 @@ MODES = ("queue", "create", "join")
 #: Seconds before an intent refused ``unavailable`` (a cluster node without Redis)
 #: is sent again.
 UNAVAILABLE_RETRY = 0.25
+#: Refusals of pace: the request is sent again after the error's ``retry_after``.
+PACED = frozenset({"rate_limited", "creating_too_fast"})
+#: Most times one request is sent again after a refusal of pace.
+PACED_RETRIES = 8
 #: Seconds a bot that decided before its connection dropped waits for the snapshot
 #: its resume brings before it acts on the one it had.
 RESUME_WAIT = 2.0
@@ -312,7 +316,7 @@ class BotRunner:
         Raises:
             ServerError: the server refused the create request.
         """
-        reply = await self.session.request(
+        reply = await self._paced(
             Create(game=self.game, options=self.options, bot=server_bot, seat=seat,
                    rated=True if self.rated else None, client_seed=self.client_seed))
         (announce or self.on_event)(f"created match {reply['match']} (seat {reply['seat']})")
@@ -353,9 +357,29 @@ class BotRunner:
     async def _request_until_sent(self, msg: Queue) -> dict[str, Any]:
         while True:
             try:
-                return await self.session.request(msg)
+                return await self._paced(msg)
             except ConnectionLost:
                 await self.session.wait_connected()
+
+    async def _paced(self, msg: Any) -> dict[str, Any]:
+        """``msg``'s answer; a refusal of pace (:data:`PACED`) that says when to come
+        back (``retry_after``) is waited out and the request sent again, up to
+        :data:`PACED_RETRIES` times.
+
+        Raises:
+            ServerError: any other refusal, or the last refusal of pace.
+        """
+        for attempt in range(PACED_RETRIES + 1):
+            try:
+                return await self.session.request(msg)
+            except ServerError as exc:
+                wait = exc.reply.get("retry_after")
+                if exc.code not in PACED or not isinstance(wait, (int, float)) \
+                        or attempt == PACED_RETRIES:
+                    raise
+                self.on_event(f"{exc.code}: sending it again in {wait:.1f} s")
+                await trio.sleep(wait)
+        raise AssertionError("unreachable")
 
     # ------------------------------------------------------------ playing
 
@@ -367,6 +391,7 @@ class BotRunner:
             ServerError: the server refused an intent for a reason other than
                 ``stale``, ``not_your_turn``, ``illegal_intent`` or ``match_finished``
                 (those are recovered from by waiting for the next snapshot),
+                ``rate_limited`` (acted on again after its ``retry_after``),
                 ``unavailable`` (sent again after :data:`UNAVAILABLE_RETRY`) or
                 ``match_moved`` (the resume on another node re-sends the snapshot).
             client.session.SessionClosed: the session ended.
@@ -427,6 +452,13 @@ class BotRunner:
             except ServerError as exc:
                 if exc.code in ("stale", "not_your_turn", "illegal_intent", "match_finished"):
                     log.debug("intent refused (%s); acting on the next snapshot", exc.code)
+                    continue
+                if exc.code == "rate_limited":   # not run: act again once it may succeed
+                    wait = exc.reply.get("retry_after")
+                    wait = wait if isinstance(wait, (int, float)) else 1.0
+                    log.info("intent refused (rate_limited); acting again in %.2f s", wait)
+                    await trio.sleep(wait)
+                    consumed = serial - 1
                     continue
                 if exc.code == "unavailable":  # cluster: not carried out; the snapshot stands
                     log.info("intent refused (unavailable); trying again shortly")

@@ -67,7 +67,9 @@ async def test_creates_per_minute_and_unfinished_matches_are_capped(start_server
         for _ in range(4):
             mid = (await client.expect_ok("create", game="war", bot="random"))["match"]
             await client.expect_ok("resign", match=mid)
-        await client.expect_error("creating_too_fast", "create", game="war", bot="random")
+        refused = await client.expect_error("creating_too_fast", "create", game="war",
+                                            bot="random")
+        assert 0 < refused["retry_after"] <= 15   # one creation every 15 s
         await trio.sleep(30)  # half a minute refills two creations
         first = (await client.expect_ok("create", game="war", bot="random"))["match"]
         await client.expect_ok("create", game="war", bot="random")
@@ -192,11 +194,14 @@ async def test_chat_is_limited_and_says_who_speaks(start_server, nursery) -> Non
             await client.expect_ok("watch", match=legit.match)
             spectators.append(client)
         codes: list[str] = []
+        retry_after = 0.0
         for client in spectators:
             for n in range(8):
                 reply = await client.request("chat", match=legit.match, text=f"spam {n}")
                 codes.append(reply.get("code", "ok"))
+                retry_after = reply.get("retry_after", retry_after)
         assert set(codes) == {"ok", "chat_rate_limited"}
+        assert 0 < retry_after <= 1.0   # one line a second
         assert codes.count("ok") <= 40 * 6  # the burst, and what refilled meanwhile
         await spectators[0].expect_error("bad_message", "chat", match=legit.match,
                                          text="x" * 201)

@@ -159,6 +159,7 @@ async def test_failed_logins_are_rate_limited(start_server: Start, connect: Conn
         assert answer["code"] == "bad_credentials"
     client, answer = await _hello(server, "alice", auth={"password": "secret"})
     assert answer["code"] == "rate_limited" and "try again" in answer["message"]
+    assert 0 < answer["retry_after"] <= 600   # the oldest failure leaves the 10-minute window
     await _closed_after(client)
 
 

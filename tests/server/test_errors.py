@@ -129,6 +129,7 @@ async def test_rate_limited_then_disconnected(start_server, connect) -> None:
             if msg["type"] in ("ok", "error"):
                 codes.append(msg.get("code", "ok"))
     assert codes == ["ok", "ok", "ok", "rate_limited"]
+    assert 0 < msg["retry_after"] <= 1.0   # a request a second
     for i in range(5, 12):
         await client.send({"type": "games", "id": i})
     last = None

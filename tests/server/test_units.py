@@ -124,3 +124,15 @@ def test_one_server_per_store(tmp_path: Path) -> None:
     reader.close()
     first.close()
     Store(tmp_path / "x.db", exclusive=True).close()
+
+
+def test_a_token_bucket_says_how_long_until_a_token() -> None:
+    from server.ratelimit import TokenBucket
+
+    bucket = TokenBucket(rate=2.0, burst=2, now=0.0)
+    assert bucket.wait(0.0) == 0.0
+    assert bucket.allow(0.0) and bucket.allow(0.0) and not bucket.allow(0.0)
+    assert bucket.wait(0.0) == pytest.approx(0.5)
+    assert bucket.wait(0.3) == pytest.approx(0.2)
+    assert bucket.wait(0.0, cost=5) == pytest.approx(1.0)   # a cost above burst: a full bucket
+    assert bucket.wait(0.5) == 0.0 and bucket.allow(0.5)

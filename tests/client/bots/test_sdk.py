@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import logging
 import sys
 from pathlib import Path
 
@@ -210,3 +211,23 @@ async def test_a_drop_while_queued_queues_again(start_server) -> None:
             nursery.start_soon(late)
     assert out["waiter"].results[0].match == out["late"].results[0].match
     assert "queued for war again after reconnecting" in events
+
+
+async def test_a_bot_over_the_request_rate_waits_as_told_and_finishes(
+        start_server, caplog: pytest.LogCaptureFixture) -> None:
+    """A bot that acts at once on every snapshot, on a server allowing 20 requests a
+    second in bursts of 3: its refused intents say when to come back (retry_after),
+    it waits that long, and the match ends like any other."""
+    server = await start_server(rate=20.0, burst=3)
+    caplog.set_level(logging.INFO, logger="client.bots.sdk")
+    with trio.fail_after(25):
+        summary = await play(lambda view, legal: legal[0], "127.0.0.1", server.port,
+                             game="datastructures", mode="create", server_bot="random",
+                             options={"cap": 30})
+    [result] = summary.results
+    assert result.reason in ("cap", "three_arrays", "stuck"), result
+    journal = server.store.journal(result.match)
+    assert sum(1 for e in journal if e.seat == result.seat and e.by == "seat") \
+        == result.our_moves > 20   # more than one second's worth at 20 a second
+    waits = [r.getMessage() for r in caplog.records if "rate_limited" in r.getMessage()]
+    assert waits, "the bot was never refused: the test does not test the pacing"
