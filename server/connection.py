@@ -140,6 +140,9 @@ class ClientConnection:
         #: frames encoded for a direct write (server.direct)
         self._direct_buf: list[bytes] = []
         self._fd = stream.socket.fileno() if isinstance(stream, trio.SocketStream) else None
+        #: the last read found the socket empty or emptied it (a short read): the
+        #: next one waits for readiness first instead of failing with EAGAIN
+        self._drained = False
         #: the heartbeat watcher's scope (:meth:`_watch_silence`), once it runs
         self._watch: trio.CancelScope | None = None
         #: the reader waits for the peer's bytes (what the watcher may cut short)
@@ -323,9 +326,12 @@ class ClientConnection:
     async def _read(self) -> bytes:
         """The next bytes from the peer; b"" once it has closed or the stream broke.
 
-        A plain socket is read directly, and waited on only when it has nothing:
-        what ``receive_some`` does, without its checkpoints around a read that
-        found bytes (the reader checkpoints every :data:`READER_SLICE` itself).
+        A plain socket is read directly: what ``receive_some`` does, without its
+        checkpoints around a read that found bytes (the reader checkpoints every
+        :data:`READER_SLICE` itself). After a read that emptied the socket (fewer
+        bytes than asked for) the next one waits for readiness first: a client
+        that waits for its answer has sent nothing more yet, and reading at once
+        would only fail with EAGAIN (a system call and an exception per request).
         """
         fd = self._fd
         if fd is None:   # TLS, in-memory streams
@@ -334,16 +340,21 @@ class ClientConnection:
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 return b""
         while True:
+            if self._drained:
+                try:
+                    await trio.lowlevel.wait_readable(fd)
+                except trio.ClosedResourceError:
+                    return b""
             try:
-                return os.read(fd, READ_SIZE)
+                data = os.read(fd, READ_SIZE)
             except BlockingIOError:
-                pass
+                self._drained = True
+                continue
             except OSError:   # reset by the peer
                 return b""
-            try:
-                await trio.lowlevel.wait_readable(fd)
-            except trio.ClosedResourceError:
-                return b""
+            # a short read emptied the socket: its next bytes come after a wait
+            self._drained = len(data) < READ_SIZE
+            return data
 
     async def _watch_silence(self, task_status: trio.TaskStatus[trio.CancelScope]
                              = trio.TASK_STATUS_IGNORED) -> None:
