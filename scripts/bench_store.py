@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """A War move's journal row through the SQLite store, in process: CPU per row.
 
-    .venv/bin/python scripts/bench_store.py [--rows 5000] [--rounds 5] [--batch 1 10]
+    .venv/bin/python scripts/bench_store.py [--rows 30000] [--rounds 5] [--batch 1 10]
         [--base /path/to/other/checkout]
 
 What :meth:`server.store.Store.append` costs for the row a War flip writes (the
 intent, the digest, both seats' timers) inside :meth:`Store.transaction`, with
 ``--batch`` rows per transaction (1: a ping-pong, each command alone; 10: a busy
 server's group commit), on a file store in WAL mode as the server opens it (the
-same ``synchronous`` setting: nothing weakened for the benchmark). Each round
+same ``synchronous`` setting and lock: nothing weakened for the benchmark). CPU
+is the figure to steer by; the wall clock adds the checkpoints' waits for the
+disk (``fdatasync``), during which the server's one thread does nothing else. Each round
 uses a fresh store in a temporary folder and the best round is kept. With
 ``--base`` the same rows run against that checkout's code in a subprocess,
 rounds alternating, and the ratio is printed. Exit status 0, or 2 when a run fails.
@@ -29,17 +31,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_ab import run_builds, run_child  # noqa: E402
 
 
-def run_rows(rows: int, batch: int) -> float:
-    """CPU seconds (process time) for ``rows`` journal rows, ``batch`` per transaction."""
+def run_rows(rows: int, batch: int) -> tuple[float, float]:
+    """CPU seconds (process time) and wall-clock seconds for ``rows`` journal rows,
+    ``batch`` per transaction (the wall clock also counts the checkpoints' waits
+    for the disk, which block the server's thread without using its CPU)."""
     from server.store import JournalEntry, MatchRecord, SeatTimers, Store
 
     with tempfile.TemporaryDirectory() as folder:
-        store = Store(Path(folder) / "bench.db")
+        store = Store(Path(folder) / "bench.db", exclusive=True)
         try:
             store.create_match(MatchRecord("m1", "war", {}, 1, "ab" * 16, 120, "forfeit",
                                            "active", 1.0))
             seq = 0
-            start = time.process_time()
+            start, wall = time.process_time(), time.perf_counter()
             for _ in range(rows // batch):
                 with store.transaction():
                     for _ in range(batch):
@@ -49,7 +53,7 @@ def run_rows(rows: int, batch: int) -> float:
                         store.append("m1", JournalEntry(seq, "intent", seq % 2, {"type": "flip"},
                                                         None, "seat", 1.0 + seq, "ab" * 32,
                                                         timers))
-            return time.process_time() - start
+            return time.process_time() - start, time.perf_counter() - wall
         finally:
             store.close()
 
@@ -57,7 +61,10 @@ def run_rows(rows: int, batch: int) -> float:
 def child(args: argparse.Namespace) -> int:
     """Run one round per batch size in this process (the code on sys.path); print JSON."""
     run_rows(min(500, args.rows), 1)  # warm up
-    print(json.dumps({str(b): run_rows(args.rows, b) for b in args.batch}))
+    out = {}
+    for b in args.batch:
+        out[str(b)], out[f"{b} wall"] = run_rows(args.rows, b)
+    print(json.dumps(out))
     return 0
 
 
@@ -69,7 +76,7 @@ def measure(checkout: Path, args: argparse.Namespace) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=5000)
+    parser.add_argument("--rows", type=int, default=30000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--batch", type=int, nargs="+", default=[1, 10])
     ran = run_builds(parser, argv, ROOT, child, measure)
@@ -80,10 +87,12 @@ def main(argv: list[str] | None = None) -> int:
     for batch in map(str, args.batch):
         for name, path in builds:
             print(f"{name:5} {path}: {1e6 * best[name, batch] / args.rows:6.2f} µs CPU per row, "
+                  f"{1e6 * best[name, batch + ' wall'] / args.rows:6.2f} µs wall, "
                   f"{batch} per transaction (best of {args.rounds})")
         if args.base:
             print(f"this / base, {batch} per transaction: "
-                  f"{best['this', batch] / best['base', batch]:.3f}")
+                  f"{best['this', batch] / best['base', batch]:.3f} CPU, "
+                  f"{best['this', batch + ' wall'] / best['base', batch + ' wall']:.3f} wall")
     print(f"(load average {load:.2f})")
     return 0
 
