@@ -501,6 +501,8 @@ class Store:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA busy_timeout=2000")
             _migrate(self._db)
+            #: the cursor :meth:`_write` runs its transactions through
+            self._cursor = self._db.cursor()
         except (sqlite3.Error, OSError, StoreError) as exc:
             if self._lock is not None:
                 self._lock.close()
@@ -540,10 +542,19 @@ class Store:
         if self._pending is not None:
             self._pending.extend(statements)
             return
+        # BEGIN and COMMIT through one kept cursor: from its statement cache, where
+        # the implicit BEGIN and ``commit()`` prepare theirs anew on every call
+        cursor = self._cursor
         try:
-            with self._db:
+            cursor.execute("BEGIN")
+            try:
                 for sql, args in statements:
-                    self._db.execute(sql, args)
+                    cursor.execute(sql, args)
+                cursor.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.rollback()
+                raise
         except sqlite3.Error as exc:
             raise StoreError(str(exc)) from exc
 
