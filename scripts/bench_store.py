@@ -38,7 +38,10 @@ def run_rows(rows: int, batch: int) -> tuple[float, float]:
     from server.store import JournalEntry, MatchRecord, SeatTimers, Store
 
     with tempfile.TemporaryDirectory() as folder:
-        store = Store(Path(folder) / "bench.db", exclusive=True)
+        try:   # as the server opens it by default (--store-lock exclusive)
+            store = Store(Path(folder) / "bench.db", exclusive=True, hold_file=True)
+        except TypeError:   # a build from before hold_file
+            store = Store(Path(folder) / "bench.db", exclusive=True)
         try:
             store.create_match(MatchRecord("m1", "war", {}, 1, "ab" * 16, 120, "forfeit",
                                            "active", 1.0))

@@ -645,7 +645,9 @@ def main(argv: list[str] | None = None) -> int:
     # did before the per-address limits: those are lifted for it; every --case runs
     # at the defaults
     flags = ONE_ADDRESS_FLAGS if args.case == "mix" else []
-    server = SpawnedServer(["--max-connections", str(need), *flags, *args.server_arg],
+    # the store's figures are read while the server still runs
+    server = SpawnedServer(["--max-connections", str(need), "--store-lock", "shared", *flags,
+                            *args.server_arg],
                            log_level="info")
     ctx = mp.get_context("spawn")  # not fork: the attack starts from inside trio.run
     out = ctx.Queue()

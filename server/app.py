@@ -260,7 +260,7 @@ async def serve(config: ServerConfig, *, signals: bool = False,
         TLSFileError: the TLS certificate or key cannot be used.
     """
     tls = None if config.tls_cert is None else server_context(config.tls_cert, config.tls_key)
-    store = Store(config.db, exclusive=True)
+    store = Store(config.db, exclusive=True, hold_file=config.store_lock == "exclusive")
     log.info("store %s", config.db)
     server = Server(config, store, tls)
     try:

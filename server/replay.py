@@ -18,7 +18,7 @@ from engine.core import Event, State
 from engine.fairness import commitment, seed_hex, verify
 from engine.registry import get_game
 from engine.rng import open_stream
-from server.store import JournalEntry, MatchRecord, Store
+from server.store import JournalEntry, MatchRecord, Store, StoreError
 
 
 class ReplayError(Exception):
@@ -119,8 +119,13 @@ def public_record(rec: MatchRecord, entries: list[JournalEntry]) -> dict[str, An
 
 def stored_record(match_id: str, db: str) -> dict[str, Any] | None:
     """The :func:`public_record` of a stored match, or None after saying on stderr
-    why there is none (no such match, a journal that does not replay)."""
-    store = Store(db)
+    why there is none (a store that cannot be opened, no such match, a journal that
+    does not replay)."""
+    try:
+        store = Store(db)
+    except StoreError as exc:
+        print(f"cardserver replay: {exc}", file=sys.stderr)
+        return None
     try:
         rec = store.load_match(match_id)
         if rec is None:

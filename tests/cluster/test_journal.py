@@ -61,7 +61,8 @@ async def replayed(redis_url: str, match_id: str) -> tuple[MatchRecord, list[Jou
 
 async def test_a_whole_war_match_is_journaled_in_redis(tmp_path: Path, redis_url: str,
                                                        nursery: trio.Nursery) -> None:
-    server = await start_node(nursery, tmp_path, redis_url, "a")
+    # its SQLite file is read below while it runs
+    server = await start_node(nursery, tmp_path, redis_url, "a", store_lock="shared")
     alice, bob = await players(server, "alice", "bob")
     mid = (await alice.expect_ok("create", game="war", options={"cap": 200}))["match"]
     await bob.expect_ok("join", match=mid)

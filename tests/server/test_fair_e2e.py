@@ -34,7 +34,7 @@ async def _pair(server: Any, connect: Any, game: str, create: dict[str, Any],
 async def test_client_seeds_are_announced_and_the_deal_follows_from_them(
         start_server: Any, connect: Any, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
-    server = await start_server()
+    server = await start_server(store_lock="shared")  # replayed while it runs
     alice, bob, mid = await _pair(server, connect, "datastructures",
                                   {"client_seed": "C0FFEE", "options": {"cap": 6}},
                                   {"client_seed": "0123abcd"})
@@ -252,7 +252,7 @@ async def test_from_the_command_line_cardbot_seeds_and_cardserver_verifies(
         start_server: Any, capsys: pytest.CaptureFixture[str]) -> None:
     import sys
 
-    server = await start_server()
+    server = await start_server(store_lock="shared")  # replayed while it runs
     cardbot = Path(sys.executable).with_name("cardbot")
     done = await trio.run_process(
         [str(cardbot), "connect", f"127.0.0.1:{server.port}", "--game", "war", "--create",

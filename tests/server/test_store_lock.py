@@ -1,0 +1,56 @@
+"""The running server's hold on its store's file (``--store-lock``): by default it
+keeps SQLite's exclusive lock for as long as it runs (no file locks per commit),
+and the command-line readers refuse its store with a message that says why; with
+``--store-lock shared`` they read it meanwhile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.cli import main as cardserver
+from server.store import JournalEntry, MatchRecord, Store, StoreError
+
+
+async def test_the_readers_refuse_a_running_servers_store_and_say_why(
+        start_server: Any, connect: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    server = await start_server()
+    alice = await connect(server, "alice")
+    mid = (await alice.expect_ok("create", game="war"))["match"]
+    db = str(server.config.db)
+    assert server.store._db.execute("PRAGMA locking_mode").fetchone()[0] == "exclusive"
+    capsys.readouterr()
+    assert cardserver(["replay", mid, "--db", db]) == 1
+    assert cardserver(["leaderboard", "war", "--db", db]) == 1
+    err = capsys.readouterr().err
+    assert err.count("a running cardserver holds it") == 2 and "--store-lock shared" in err
+    # the server itself goes on storing
+    assert (await alice.expect_ok("leave", match=mid))["type"] == "ok"
+
+
+async def test_a_shared_store_is_read_while_the_server_runs(
+        start_server: Any, connect: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    server = await start_server(store_lock="shared")
+    assert server.store._db.execute("PRAGMA locking_mode").fetchone()[0] == "normal"
+    capsys.readouterr()
+    assert cardserver(["leaderboard", "war", "--db", str(server.config.db)]) == 0
+    assert "Leaderboard: war" in capsys.readouterr().out
+
+
+def test_a_held_file_is_released_on_close_and_keeps_every_commit(tmp_path: Path) -> None:
+    db = tmp_path / "held.db"
+    store = Store(db, exclusive=True, hold_file=True)
+    store.create_match(MatchRecord("m1", "war", {}, 1, "ab" * 16, 0, "forfeit", "active", 1.0))
+    for seq in (1, 2, 3):
+        store.append("m1", JournalEntry(seq, "intent", seq % 2, {"type": "flip"}, None, "seat",
+                                        float(seq), "cd" * 32))
+    with pytest.raises(StoreError, match="a running cardserver holds it"):
+        Store(db)
+    store.close()
+    reader = Store(db)
+    try:
+        assert [e.seq for e in reader.journal("m1")] == [1, 2, 3]
+    finally:
+        reader.close()
