@@ -586,7 +586,9 @@ class Match:
             wall = self.ctx.wall()
             finished = write.finished
             timers = None if write.timers is None else self._wall_timers(write.timers, wall)
-            store.append(self.id, replace(write.entry, ts=wall, timers=timers),
+            e = write.entry   # with its wall-clock time and timers (not replace(): 3x dearer)
+            store.append(self.id, JournalEntry(e.seq, e.kind, e.seat, e.intent, e.reason, e.by,
+                                               wall, e.digest, timers),
                          None if finished is None else (wall, *finished), write.ratings)
         elif isinstance(write, SaveSeat):
             store.set_seat(self.id, write.seat, write.status)
