@@ -451,19 +451,22 @@ class ClientConnection:
                 self.push(Pong(id=event.id))
                 continue
             rid: int | None = getattr(event, "id", None)
-            cost = request_cost(event.TYPE, getattr(event, "limit", None),
-                                self.config.list_limit)
-            if event.IS_REQUEST and not self.bucket.allow(trio.current_time(), cost):
-                if self.bucket.abusive():
-                    self.close_with_bye("rate_limited", "too many requests, for too long")
-                    return
-                wait = self.bucket.wait(trio.current_time(), cost)
-                self.push(Refusal("rate_limited", f"more than {self.config.rate:g} "
-                                  "requests per second",
-                                  retry_after=round(wait, 3)).to_event(rid))
-                continue
             if event.IS_REQUEST:
-                wait = self.server.throttle.delay(self.address, trio.current_time(), cost)
+                # the limits count at the frame's arrival (stamped by _receive, a
+                # moment ago): no clock read of their own
+                now = self.last_heard
+                cost = request_cost(event.TYPE, getattr(event, "limit", None),
+                                    self.config.list_limit)
+                if not self.bucket.allow(now, cost):
+                    if self.bucket.abusive():
+                        self.close_with_bye("rate_limited", "too many requests, for too long")
+                        return
+                    wait = self.bucket.wait(now, cost)
+                    self.push(Refusal("rate_limited", f"more than {self.config.rate:g} "
+                                      "requests per second",
+                                      retry_after=round(wait, 3)).to_event(rid))
+                    continue
+                wait = self.server.throttle.delay(self.address, now, cost)
                 if wait > 0:
                     await trio.sleep(wait)  # the address's other connections used its share
                     slice_start = trio.current_time()
