@@ -178,6 +178,18 @@ _MATCH_COLUMNS = ("id, game, options, seed, salt, turn_timer, abandon, status, c
                   "finished, winner, reason, stream, timers")
 
 
+#: WAL pages after which a commit checkpoints the WAL into the database file
+#: (SQLite's default: 1,000). A checkpoint waits for the disk (``fdatasync`` of the
+#: WAL, then of the file) in the server's one thread, and that wait grows far less
+#: than the pages it copies (a page many commits wrote is copied once): four times
+#: fewer checkpoints, 0.7x the wall clock of a lone journal row in
+#: ``scripts/bench_store.py``. 4,000 keeps the WAL within one 4,096-frame segment of
+#: SQLite's WAL index, so that finding a page in it costs no more CPU (10,000 cost
+#: 3-4 % more). The WAL file grows to about 16 MiB and is reused from its start.
+#: Durability is unchanged: every commit is in the WAL before it returns.
+CHECKPOINT_PAGES = 4000
+
+
 class StoreError(Exception):
     """The store refused an operation (constraint violated, disk full, bad file)."""
 
@@ -511,6 +523,7 @@ class Store:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA busy_timeout=2000")
+            self._db.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
             _migrate(self._db)
             #: the cursor :meth:`_write` runs its transactions through
             self._cursor = self._db.cursor()

@@ -54,3 +54,13 @@ def test_a_held_file_is_released_on_close_and_keeps_every_commit(tmp_path: Path)
         assert [e.seq for e in reader.journal("m1")] == [1, 2, 3]
     finally:
         reader.close()
+
+
+def test_the_store_checkpoints_every_checkpoint_pages(tmp_path: Path) -> None:
+    from server.store import CHECKPOINT_PAGES
+
+    store = Store(tmp_path / "ck.db", exclusive=True, hold_file=True)
+    try:
+        assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == CHECKPOINT_PAGES
+    finally:
+        store.close()
