@@ -481,7 +481,7 @@ class ClientConnection:
                 log.exception("request %s from %s failed", event.TYPE, self.session.id)
                 self.push(LocalProtocolError("internal_error", "the server failed handling "
                                              "this request").to_event(rid))
-            if not await self._wait_for_room():
+            if self._queued and not await self._wait_for_room():  # no coroutine when none
                 return
 
     def _backed_up(self) -> bool:
