@@ -38,7 +38,7 @@ def run_rows(rows: int, batch: int) -> tuple[float, float]:
     from server.store import JournalEntry, MatchRecord, SeatTimers, Store
 
     with tempfile.TemporaryDirectory() as folder:
-        try:   # as the server opens it by default (--store-lock exclusive)
+        try:   # as the server opens it with --store-lock exclusive
             store = Store(Path(folder) / "bench.db", exclusive=True, hold_file=True)
         except TypeError:   # a build from before hold_file
             store = Store(Path(folder) / "bench.db", exclusive=True)

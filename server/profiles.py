@@ -117,7 +117,7 @@ def board_text(entries: list[dict[str, Any]]) -> str:
 def leaderboard_command(game: str, db: str, limit: int, as_json: bool,
                         out: TextIO | None = None) -> int:
     """Run ``cardserver leaderboard GAME``: print the game's leaderboard from the store
-    (a running server's only when it runs with ``--store-lock shared``). Returns the
+    (a running server's unless it runs with ``--store-lock exclusive``). Returns the
     exit status (1: no such game, no store, or a store a running server holds)."""
     out = out or sys.stdout
     try:

@@ -558,7 +558,7 @@ class Store:
             if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
                 raise StoreError(
                     f"cannot open store {path}: a running cardserver holds it (it keeps "
-                    "the file to itself: --store-lock exclusive, the default); stop it, "
+                    "the file to itself: --store-lock exclusive); stop it, "
                     "or run it with --store-lock shared to read its store meanwhile"
                 ) from exc
             raise StoreError(f"cannot open store {path}: {exc}") from exc

@@ -1,7 +1,8 @@
-"""The running server's hold on its store's file (``--store-lock``): by default it
-keeps SQLite's exclusive lock for as long as it runs (no file locks per commit),
-and the command-line readers refuse its store with a message that says why; with
-``--store-lock shared`` they read it meanwhile."""
+"""The running server's hold on its store's file (``--store-lock``): by default
+(shared) the command-line readers read it while the server runs; with
+``--store-lock exclusive`` the server keeps SQLite's exclusive lock for as long as it
+runs (no file locks per commit), and the readers refuse its store with a message
+that says why."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from server.store import JournalEntry, MatchRecord, Store, StoreError
 
 async def test_the_readers_refuse_a_running_servers_store_and_say_why(
         start_server: Any, connect: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    server = await start_server()
+    server = await start_server(store_lock="exclusive")
     alice = await connect(server, "alice")
     mid = (await alice.expect_ok("create", game="war"))["match"]
     db = str(server.config.db)
@@ -32,7 +33,7 @@ async def test_the_readers_refuse_a_running_servers_store_and_say_why(
 
 async def test_a_shared_store_is_read_while_the_server_runs(
         start_server: Any, connect: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    server = await start_server(store_lock="shared")
+    server = await start_server()   # shared, the default
     assert server.store._db.execute("PRAGMA locking_mode").fetchone()[0] == "normal"
     capsys.readouterr()
     assert cardserver(["leaderboard", "war", "--db", str(server.config.db)]) == 0
