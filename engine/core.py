@@ -43,6 +43,11 @@ def copy_rng(rng: MatchRng) -> MatchRng:
     return rng.copy()
 
 
+#: The prefix of a version-2 state digest (:meth:`State.journal_digest`); a version-1
+#: digest (:meth:`State.digest`) is 64 hex digits and nothing else.
+DIGEST_V2 = "2:"
+
+
 def rng_fingerprint(rng: MatchRng) -> bytes:
     """The generator's full state as bytes, for digests: the same on every platform."""
     return rng.fingerprint()
@@ -237,6 +242,21 @@ class State(ABC):
     @abstractmethod
     def digest(self) -> str:
         """SHA-256 hex of the full state, generator included; equal states, equal digests."""
+
+    def journal_digest(self) -> str:
+        """The digest a server journals with each row: :meth:`digest`, or a game's
+        cheaper later version of it, whose text names its version (``"2:..."``).
+        Equal states, equal digests, in every version."""
+        return self.digest()
+
+    def digest_as(self, stored: str) -> str:
+        """This state's digest in the version of ``stored`` (a digest journaled by
+        this or an earlier build), so that every stored row stays checkable:
+        ``state.digest_as(row.digest) == row.digest``. A version this game does not
+        know gives :meth:`digest` (which then differs from ``stored``)."""
+        if stored.startswith(DIGEST_V2) and type(self).journal_digest is not State.journal_digest:
+            return self.journal_digest()
+        return self.digest()
 
     @abstractmethod
     def clone(self) -> State:

@@ -895,7 +895,8 @@ class MatchCore:
         commits it before sending anything; see :meth:`rollback`)."""
         seq = self.seq + 1
         outcome = self.state.outcome()
-        entry = JournalEntry(seq, kind, seat, intent, reason, by, 0.0, self.state.digest())
+        entry = JournalEntry(seq, kind, seat, intent, reason, by, 0.0,
+                             self.state.journal_digest())
         finished = None if outcome is None else (outcome.winner, outcome.reason)
         self.played |= played_seats([entry])
         ratings: tuple[RatingChange, ...] = ()
