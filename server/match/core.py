@@ -58,7 +58,7 @@ from server.match.effects import (
 from server.match.history import EventHistory
 from server.match.window import SeqWindow
 from server.ratelimit import TokenBucket
-from server.ratings import played_seats
+from server.ratings import PLAYED_BY, played_seats
 from server.replay import ReplayError, new_match_state, rebuild
 from server.store import JournalEntry, MatchRecord, RatingChange, SeatRecord, SeatTimers
 
@@ -333,9 +333,10 @@ class MatchCore:
 
     def seat_of(self, session: str | None) -> int | None:
         """The seat ``session`` plays here itself, or None."""
-        for seat in self.seats:
-            if seat.human(session):
-                return seat.index
+        if session is not None:
+            for seat in self.seats:
+                if seat.session == session and seat.bot is None:
+                    return seat.index
         return None
 
     @property
@@ -345,15 +346,16 @@ class MatchCore:
 
     def next_deadline(self) -> float:
         """The earliest armed timer (math.inf: none)."""
-        times = [t for s in self.seats for t in (s.turn_deadline, s.auto_at, s.grace_deadline)
-                 if t is not None]
-        if self.linger_until is not None:
-            times.append(self.linger_until)
-        if self.fast_at is not None:
-            times.append(self.fast_at)
-        if self.expires_at is not None and self.status == "waiting":
-            times.append(self.expires_at)
-        return min(times, default=math.inf)
+        earliest = math.inf
+        for s in self.seats:
+            for t in (s.turn_deadline, s.auto_at, s.grace_deadline):
+                if t is not None and t < earliest:
+                    earliest = t
+        for t in (self.linger_until, self.fast_at,
+                  self.expires_at if self.status == "waiting" else None):
+            if t is not None and t < earliest:
+                earliest = t
+        return earliest
 
     def _seat_connected(self, seat: SeatState) -> bool:
         return seat.bot is not None or (seat.session is not None
@@ -898,7 +900,8 @@ class MatchCore:
         entry = JournalEntry(seq, kind, seat, intent, reason, by, 0.0,
                              self.state.journal_digest())
         finished = None if outcome is None else (outcome.winner, outcome.reason)
-        self.played |= played_seats([entry])
+        if kind == "intent" and by in PLAYED_BY:   # as played_seats() counts a row
+            self.played.add(seat)
         ratings: tuple[RatingChange, ...] = ()
         if outcome is not None and self.status != "finished" and self.rated:
             ratings = self._rate(outcome.winner)
