@@ -84,6 +84,10 @@ class State(enum.Enum):
     MUST_CLOSE = "MUST_CLOSE"  # a fatal error or bye happened; close after sending it
     CLOSED = "CLOSED"  # the peer closed and everything it sent was delivered
 
+    # members are singletons compared by identity: hash them so too, in C (Enum's
+    # own __hash__, a Python call, was a third of the transition table's lookup)
+    __hash__ = object.__hash__
+
 
 SERVER, CLIENT = "server", "client"
 RECV, SEND = "recv", "send"
