@@ -6,25 +6,31 @@
 # Every check still runs; only its bounds are raised. Use it as
 #   CARDSERVER=$PWD/scripts/bench_cardserver.sh bash ../shared/bench/peers/run.sh ...
 # BENCH_CARDSERVER names the cardserver to run (default: this checkout's). A build
-# older than a quota (the issue-time build of #16 has none of them) is not given
-# its option: only the options its --help lists are passed.
+# older than an option (the issue-time build of #16 has no quotas) is not given it,
+# whether it is raised here or given by the caller (load.py raises them too): an
+# option its --help does not list is dropped, with its value.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 exe="${BENCH_CARDSERVER:-$here/.venv/bin/cardserver}"
 known="$("$exe" --help 2>/dev/null || true)"
-raised=()
-raise() {
-    if grep -qE -- "(^|[^-a-z])$1([^-a-z]|$)" <<<"$known"; then raised+=("$1" "$2"); fi
+knows() { grep -qE -- "(^|[^-a-z])$1([^-a-z]|$)" <<<"$known"; }
+args=()
+add() {   # add OPTION [VALUE...] unless the cardserver does not know OPTION
+    if [[ "$1" != --* ]] || knows "$1"; then args+=("$@"); fi
 }
-raise --address-rate 1000000
-raise --address-burst 1000000
-raise --handshakes-per-second 100000
-raise --handshake-burst 100000
-raise --max-sessions-per-address 100000
-raise --creates-per-minute 1000000
-raise --creates-per-minute-per-address 1000000
-raise --max-waiting-per-session 100000
-raise --max-active-per-session 100000
-raise --max-waiting-per-address 100000
-raise --max-active-per-address 100000
-exec "$exe" "$@" "${raised[@]}"
+while (($#)); do
+    if [[ "$1" == --* && $# -gt 1 && "$2" != --* ]]; then add "$1" "$2"; shift 2
+    else add "$1"; shift; fi
+done
+add --address-rate 1000000
+add --address-burst 1000000
+add --handshakes-per-second 100000
+add --handshake-burst 100000
+add --max-sessions-per-address 100000
+add --creates-per-minute 1000000
+add --creates-per-minute-per-address 1000000
+add --max-waiting-per-session 100000
+add --max-active-per-session 100000
+add --max-waiting-per-address 100000
+add --max-active-per-address 100000
+exec "$exe" "${args[@]}"
