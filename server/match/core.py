@@ -145,6 +145,12 @@ class SeatState:
                           self.client_seed)
 
 
+#: The commands that change no seat, no connection and no name: the snapshots'
+#: :attr:`MatchCore.roster` survives them (an intent changes at most the status,
+#: which the roster is checked against).
+_ROSTER_KEEPING = frozenset({cmd.PlayIntent, cmd.BotIntent})
+
+
 def _placeholder(rec: MatchRecord) -> State:
     """The state a waiting match holds until the deal: dealt from a fixed key (it
     tells nothing of the real deal, made when the last seat is taken); its views
@@ -216,6 +222,11 @@ class MatchCore:
         self._window_at: tuple[int, str] | None = None
         #: recent raw events, for the snapshot after a seat's resume
         self.history = EventHistory(first_seq=seq)
+        #: the snapshot parts that change only with the seats, their connections and
+        #: the status, kept by :func:`snapshots.parts` between changes (None: build
+        #: them afresh; every command but an intent, and every change of a seat from
+        #: outside :meth:`handle`, clears it)
+        self.roster: snapshots.Roster | None = None
 
     # -- construction -------------------------------------------------------
 
@@ -258,6 +269,7 @@ class MatchCore:
                 seat.session = srec.session
         for sid in rec.watchers:
             core.spectators[sid] = None
+        core.roster = None   # (the seats changed above)
         if wall is not None:
             core._resume = {
                 t.seat: (None if t.turn is None else t.turn - wall,
@@ -272,6 +284,7 @@ class MatchCore:
         seat's client seed (the lobby always passes one; the default is for tests)."""
         seat = self.seats[index]
         seat.session, seat.name, seat.client_seed = session, name, client_seed
+        self.roster = None
         self.set_account(index, account, player)
         self.connected.add(session)
         self._maybe_start()
@@ -280,6 +293,7 @@ class MatchCore:
         """Seat a server bot playing ``strategy`` before the match starts."""
         seat = self.seats[index]
         seat.bot, seat.name, seat.client_seed = strategy, f"{strategy} (bot)", client_seed
+        self.roster = None
         self._maybe_start()
 
     def set_account(self, index: int, account: int | None,
@@ -288,6 +302,7 @@ class MatchCore:
         (``registered``, ``account_bot``, ``rating``, ``provisional``)."""
         seat = self.seats[index]
         seat.account, seat.player = account, player
+        self.roster = None
 
     def record(self) -> MatchRecord:
         """The match as stored now (seats included)."""
@@ -373,6 +388,8 @@ class MatchCore:
         """
         self._now = now
         self._fx = fx = Effects()
+        if type(command) not in _ROSTER_KEEPING:
+            self.roster = None
         self._before = (self.status, self.linger_until, [s.copy() for s in self.seats])
         self._spectators_before = None
         try:
@@ -418,6 +435,7 @@ class MatchCore:
             server.replay.ReplayError: the stored rows do not replay.
         """
         status, self.linger_until, seats = self._before
+        self.roster = None
         if seats:
             self.seats = [s.copy() for s in seats]
         if self._spectators_before is not None:

@@ -39,6 +39,7 @@ class MatchCore(Protocol):
     commitment: str
     rules: Any             # server.match.core.Rules
     rec: MatchRecord
+    roster: Roster | None
 
     @property
     def now(self) -> float: ...
@@ -70,6 +71,11 @@ def face_down(value: Any) -> Any:
     return value
 
 
+#: What :func:`parts` keeps in ``core.roster`` between changes: the status it was
+#: built at, the players, and the ``stream`` and ``client_seeds`` fields (absent: None).
+Roster = tuple[str, list[dict[str, Any]], str | None, list[str] | None]
+
+
 @dataclass(slots=True)
 class SnapshotParts:
     """The parts of a snapshot every recipient of one change shares.
@@ -96,6 +102,12 @@ def parts(core: MatchCore, events: list[Event]) -> SnapshotParts:
     status = core.status
     now = core.now
     seats = core.seats
+    roster = core.roster
+    if roster is None or roster[0] != status:
+        roster = core.roster = (status, core.players(),
+                                None if status == "waiting" else core.rec.stream,
+                                core.client_seeds())
+    _, players, stream, seeds = roster
     middle: dict[str, Any] = {}
     if status == "finished":
         outcome = core.state.outcome()
@@ -103,9 +115,8 @@ def parts(core: MatchCore, events: list[Event]) -> SnapshotParts:
         middle["result"] = ({"winner": None, "reason": "cancelled"} if outcome is None
                             else core.result_of(outcome))
         middle["reveal"] = {"seed": seed_hex(core.rec.seed), "salt": core.rec.salt}
-    if status != "waiting" and core.rec.stream is not None:
-        middle["stream"] = core.rec.stream
-    seeds = core.client_seeds()
+    if stream is not None:
+        middle["stream"] = stream
     if seeds is not None:
         middle["client_seeds"] = seeds
     tail = {
@@ -119,7 +130,7 @@ def parts(core: MatchCore, events: list[Event]) -> SnapshotParts:
         state = core.state
         public = (state.view(None), state.project_events(events, None) if events else [])
     return SnapshotParts(
-        status, (core.id, core.game.name, core.seq, core.players(), core.options,
+        status, (core.id, core.game.name, core.seq, players, core.options,
                  core.commitment),
         middle, tail, [s.fast_forward for s in seats] if core.game.auto_play else None,
         events, public)
