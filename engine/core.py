@@ -9,7 +9,7 @@ owner at a time; ``clone()`` gives an independent copy. Nothing here does I/O.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -231,6 +231,14 @@ class State(ABC):
         """
         return self.game.view(self, seat)
 
+    def views(self, seats: Sequence[int | None]) -> list[View]:
+        """:meth:`view` for each of ``seats``: ``self.game.views(self, seats)``.
+
+        Raises:
+            ValueError: a seat is not a seat of this game nor None.
+        """
+        return self.game.views(self, seats)
+
     def project_events(self, events: list[Event], seat: int | None) -> list[Event]:
         """The events as ``seat`` (None: a spectator) may see them: the game's observer.
 
@@ -313,6 +321,16 @@ class Game(ABC):
         Raises:
             ValueError: ``seat`` is not a seat of this game nor None.
         """
+
+    def views(self, state: State, seats: Sequence[int | None]) -> list[View]:
+        """``view(state, seat)`` for each of ``seats``, in order, through the same
+        projection; a game may build what is public once and share it among the
+        views (then the maps share their public parts: treat them as frozen).
+
+        Raises:
+            ValueError: a seat is not a seat of this game nor None.
+        """
+        return [self.view(state, seat) for seat in seats]
 
     @abstractmethod
     def project_events(self, state: State, events: list[Event], seat: int | None) -> list[Event]:

@@ -85,7 +85,9 @@ class SnapshotParts:
     fields from ``result`` to ``client_seeds`` and ``tail`` those from ``timers``
     to ``timeout_limit``, each without the ones at None (absent on the wire);
     ``public`` the spectator's view and projected events of a game with a public
-    view (None: the engine projects per seat); ``events`` the raw events.
+    view (None: the engine projects per seat); ``events`` the raw events;
+    ``views`` the views of a game without a public one, every seat's and the
+    spectator's, made by the engine at once when the first is needed.
     """
 
     status: str
@@ -95,6 +97,7 @@ class SnapshotParts:
     fast_forward: list[bool] | None
     events: list[Event]
     public: tuple[View, list[Event]] | None
+    views: dict[int | None, View] | None = None
 
 
 def parts(core: MatchCore, events: list[Event]) -> SnapshotParts:
@@ -150,7 +153,11 @@ def build(core: MatchCore, seat: int | None, shared: SnapshotParts,
         projected = shared.public[1]
     else:
         state = core.state
-        view = state.view(seat)
+        views = shared.views
+        if views is None:   # every recipient's at once: the engine shares the public parts
+            seats = (*range(len(core.seats)), None)
+            views = shared.views = dict(zip(seats, state.views(seats), strict=True))
+        view = views[seat]
         projected = state.project_events(shared.events, seat) if shared.events else []
     status = shared.status
     if status == "waiting":
