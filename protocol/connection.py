@@ -53,7 +53,13 @@ from protocol.events import (
     from_wire,
     outgoing,
 )
-from protocol.framing import DEFAULT_MAX_FRAME, FrameDecoder, encode_frame
+from protocol.framing import (
+    DEFAULT_MAX_FRAME,
+    HEADER,
+    MAX_REPRESENTABLE,
+    FrameDecoder,
+    encode_frame,
+)
 
 
 class _Sentinel(enum.Enum):
@@ -154,6 +160,8 @@ def _kind(mtype: str, code: Any = None) -> str:
         return mtype
     return "other"
 
+
+_HEADER_PACK = HEADER.pack
 
 #: per direction, the events :meth:`Connection.send` frames at once in OPEN
 _PLAIN_SENDS = {direction: _plain_sends(direction) for direction in (TO_CLIENT, TO_SERVER)}
@@ -347,4 +355,8 @@ class Connection:
             data = encode_frame(pack(wire), self.peer_max_frame)
             sent()
             return data
-        return encode_frame(pack(wire), self.peer_max_frame)
+        body = pack(wire)
+        size = len(body)
+        if size <= self.peer_max_frame and size <= MAX_REPRESENTABLE:
+            return _HEADER_PACK(size) + body
+        return encode_frame(body, self.peer_max_frame)   # raises frame_too_large
