@@ -147,8 +147,10 @@ class WarState(State):
 
     def to_move(self) -> tuple[int, ...]:
         """Seats that still have to flip in the current step (either order, W6)."""
-        pending = self.pending
-        return tuple(seat for seat in SEATS if pending[seat])
+        first, second = self.pending
+        if first:
+            return (0, 1) if second else (0,)
+        return (1,) if second else ()
 
     def default_intent(self, seat: int) -> Intent | None:
         """A flip for a seat that has to flip (auto-flip and turn timeout, W6), else None."""

@@ -405,7 +405,7 @@ class MatchCore:
         """A :class:`SaveTimers` write when the seats' timers differ from the stored ones."""
         if self.status == "finished":
             return
-        key = tuple((s.turn_deadline, s.grace_deadline, s.timeouts) for s in self.seats)
+        key = tuple([(s.turn_deadline, s.grace_deadline, s.timeouts) for s in self.seats])
         if key == self._saved_timers:
             return
         self._saved_timers = key
@@ -777,7 +777,7 @@ class MatchCore:
         of its own intents; it stops while the seat has nothing to do.
         """
         now = self._now
-        to_move = set(self.state.to_move()) if self.status == "active" else set()
+        to_move = self.state.to_move() if self.status == "active" else ()
         for seat in self.seats:
             if seat.index in to_move:
                 if self.turn_timer > 0 and (seat.turn_deadline is None or seat.index == acted):
