@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from engine.core import new_rng, rng_fingerprint
+from engine.core import State, new_rng, rng_fingerprint
 from engine.registry import get_game
 from engine.rng import LegacyStream
 
@@ -40,25 +40,34 @@ def test_datastructures_cached_digest_equals_a_fresh_computation_at_every_step()
     assert reshuffles > 0, "the game never reshuffled, so the cache was never tested"
 
 
-def _digest_chain(name: str, seed: int, options: dict, chooser_seed: int) -> str:
-    """SHA-256 over the digest of every position of one random game, of a clone at each
-    step and (Data Structures) of a determinized world from each mover's view. The
-    match generator is the one of matches journaled before #12 (Python's Mersenne
-    Twister, :class:`engine.rng.LegacyStream`), whose stored digests must stay valid."""
+def _chain(state: State, chooser_seed: int, digest: str, worlds: bool = False) -> str:
+    """SHA-256 over ``state.<digest>()`` of every position of one random game, of a
+    clone at each step and (``worlds``: Data Structures) of a determinized world
+    from each mover's view."""
     from engine.datastructures import determinize
 
-    state = get_game(name).new_state(seed, options, rng=LegacyStream(seed))
+    def of(s: State) -> bytes:
+        return str(getattr(s, digest)()).encode()
+
     chooser = random.Random(chooser_seed)
-    chain = hashlib.sha256(state.digest().encode())
+    chain = hashlib.sha256(of(state))
     while state.outcome() is None:
         seat = state.to_move()[0]
         state.apply(seat, chooser.choice(state.legal(seat)))
-        chain.update(state.digest().encode())
-        chain.update(state.clone().digest().encode())
-        if name == "datastructures" and state.outcome() is None:
-            world = determinize(state.view(seat), seat, random.Random(len(state.deck)))
-            chain.update(world.digest().encode())
+        chain.update(of(state))
+        chain.update(of(state.clone()))
+        if worlds and state.outcome() is None:
+            deck = len(state.deck)   # type: ignore[attr-defined]
+            chain.update(of(determinize(state.view(seat), seat, random.Random(deck))))
     return chain.hexdigest()
+
+
+def _digest_chain(name: str, seed: int, options: dict, chooser_seed: int) -> str:
+    """:func:`_chain` of ``digest()`` (worlds included). The match generator is the one
+    of matches journaled before #12 (Python's Mersenne Twister,
+    :class:`engine.rng.LegacyStream`), whose stored digests must stay valid."""
+    state = get_game(name).new_state(seed, options, rng=LegacyStream(seed))
+    return _chain(state, chooser_seed, "digest", worlds=name == "datastructures")
 
 
 #: Recorded before the states' fields were declared once; stored journals are checked
@@ -81,17 +90,8 @@ def test_digests_are_byte_identical_to_the_recorded_ones(game: tuple, expected: 
 
 
 def _journal_digest_chain(name: str, seed: int, options: dict, chooser_seed: int) -> str:
-    """SHA-256 over the version-2 digest (``journal_digest``) of every position of one
-    random game (the documented stream) and of a clone at each step."""
-    state = get_game(name).new_state(seed, options)
-    chooser = random.Random(chooser_seed)
-    chain = hashlib.sha256(state.journal_digest().encode())
-    while state.outcome() is None:
-        seat = state.to_move()[0]
-        state.apply(seat, chooser.choice(state.legal(seat)))
-        chain.update(state.journal_digest().encode())
-        chain.update(state.clone().journal_digest().encode())
-    return chain.hexdigest()
+    """:func:`_chain` of the version-2 digest (``journal_digest``), the documented stream."""
+    return _chain(get_game(name).new_state(seed, options), chooser_seed, "journal_digest")
 
 
 #: The version-2 digests as first journaled (``journal_digest`` in each game's
