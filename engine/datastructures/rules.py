@@ -110,6 +110,8 @@ _FIELDS = FieldTable([
     Field("_rng_print", digest=None),
     # the hash of seed and options that journal_digest starts from (None: not yet)
     Field("_digest_head", digest=None),
+    # (last_mulligan, result, phase, their repr as bytes) as journal_digest last made it
+    Field("_digest_tail", digest=None),
 ])
 
 #: journal_digest's fixed-size part after the pile lengths
@@ -159,7 +161,8 @@ class DSState(State):
             ValueError: a declared field is missing, or an unknown one is given.
         """
         return _FIELDS.build(cls, {**fields, "_rng": rng, "_rng_shared": False,
-                                   "_rng_print": None, "_digest_head": None})
+                                   "_rng_print": None, "_digest_head": None,
+                                   "_digest_tail": None})
 
     @classmethod
     def setup(cls, game: Game, seed: int, options: dict[str, Any],
@@ -242,15 +245,17 @@ class DSState(State):
             head = self._digest_head = hashlib.sha256(
                 repr((self.seed, sorted(self.options.items()))).encode())
         closed = self.closed
-        result = self.result
+        result, mulligan, phase = self.result, self.last_mulligan, self.phase
+        tail = self._digest_tail   # last_mulligan is never mutated, only replaced
+        if tail is None or tail[0] is not mulligan or tail[1] is not result or tail[2] != phase:
+            tail = self._digest_tail = (mulligan, result, phase, repr(
+                (phase, mulligan, None if result is None else result.to_dict())).encode())
         digest = head.copy()
         digest.update(bytes(map(len, piles)) + b"".join(map(bytes, piles))
                       + bytes(closed[0] + closed[1])
                       + _DIGEST_COUNTERS.pack(self.current, self.turn, self.played,
                                               self.mulliganed, self.stacked, self.idle_turns)
-                      + self._rng_fingerprint()
-                      + repr((self.phase, self.last_mulligan,
-                              None if result is None else result.to_dict())).encode())
+                      + self._rng_fingerprint() + tail[3])
         return DIGEST_V2 + digest.hexdigest()
 
     # ------------------------------------------------------------ queries
