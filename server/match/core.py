@@ -417,7 +417,7 @@ class MatchCore:
         for i in range(len(writes) - 1, -1, -1):  # with the command's last journal row
             write = writes[i]
             if isinstance(write, AppendJournal):
-                writes[i] = AppendJournal(write.entry, write.finished, write.ratings, left)
+                write.timers = left
                 return
         writes.append(SaveTimers(self.seq, left))
 
