@@ -30,6 +30,9 @@ _STRINGS: tuple[str, ...] = tuple(
     RANK_NAMES[c // 4 + 2] + SUITS[c % 4] for c in range(DECK_SIZE)
 )
 _IDS: dict[str, int] = {s: c for c, s in enumerate(_STRINGS)}
+#: ``STRINGS[card]`` is the wire string of a card id (:func:`to_str` without the
+#: check, for an engine's hot loops over ids it made itself).
+STRINGS = _STRINGS
 #: ``RANKS[card]`` is the rank (2..14) of a card id: a tuple lookup for hot loops.
 RANKS: tuple[int, ...] = tuple(c // 4 + 2 for c in range(DECK_SIZE))
 

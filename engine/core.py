@@ -9,7 +9,7 @@ owner at a time; ``clone()`` gives an independent copy. Nothing here does I/O.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -41,6 +41,11 @@ def new_rng(seed: int) -> MatchRng:
 def copy_rng(rng: MatchRng) -> MatchRng:
     """An independent generator in the same state as ``rng`` (clones of a state)."""
     return rng.copy()
+
+
+#: The prefix of a version-2 state digest (:meth:`State.journal_digest`); a version-1
+#: digest (:meth:`State.digest`) is 64 hex digits and nothing else.
+DIGEST_V2 = "2:"
 
 
 def rng_fingerprint(rng: MatchRng) -> bytes:
@@ -226,6 +231,14 @@ class State(ABC):
         """
         return self.game.view(self, seat)
 
+    def views(self, seats: Sequence[int | None]) -> list[View]:
+        """:meth:`view` for each of ``seats``: ``self.game.views(self, seats)``.
+
+        Raises:
+            ValueError: a seat is not a seat of this game nor None.
+        """
+        return self.game.views(self, seats)
+
     def project_events(self, events: list[Event], seat: int | None) -> list[Event]:
         """The events as ``seat`` (None: a spectator) may see them: the game's observer.
 
@@ -237,6 +250,21 @@ class State(ABC):
     @abstractmethod
     def digest(self) -> str:
         """SHA-256 hex of the full state, generator included; equal states, equal digests."""
+
+    def journal_digest(self) -> str:
+        """The digest a server journals with each row: :meth:`digest`, or a game's
+        cheaper later version of it, whose text names its version (``"2:..."``).
+        Equal states, equal digests, in every version."""
+        return self.digest()
+
+    def digest_as(self, stored: str) -> str:
+        """This state's digest in the version of ``stored`` (a digest journaled by
+        this or an earlier build), so that every stored row stays checkable:
+        ``state.digest_as(row.digest) == row.digest``. A version this game does not
+        know gives :meth:`digest` (which then differs from ``stored``)."""
+        if stored.startswith(DIGEST_V2) and type(self).journal_digest is not State.journal_digest:
+            return self.journal_digest()
+        return self.digest()
 
     @abstractmethod
     def clone(self) -> State:
@@ -293,6 +321,16 @@ class Game(ABC):
         Raises:
             ValueError: ``seat`` is not a seat of this game nor None.
         """
+
+    def views(self, state: State, seats: Sequence[int | None]) -> list[View]:
+        """``view(state, seat)`` for each of ``seats``, in order, through the same
+        projection; a game may build what is public once and share it among the
+        views (then the maps share their public parts: treat them as frozen).
+
+        Raises:
+            ValueError: a seat is not a seat of this game nor None.
+        """
+        return [self.view(state, seat) for seat in seats]
 
     @abstractmethod
     def project_events(self, state: State, events: list[Event], seat: int | None) -> list[Event]:

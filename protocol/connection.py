@@ -53,7 +53,13 @@ from protocol.events import (
     from_wire,
     outgoing,
 )
-from protocol.framing import DEFAULT_MAX_FRAME, FrameDecoder, encode_frame
+from protocol.framing import (
+    DEFAULT_MAX_FRAME,
+    HEADER,
+    MAX_REPRESENTABLE,
+    FrameDecoder,
+    encode_frame,
+)
 
 
 class _Sentinel(enum.Enum):
@@ -83,6 +89,10 @@ class State(enum.Enum):
     OPEN = "OPEN"  # handshake done
     MUST_CLOSE = "MUST_CLOSE"  # a fatal error or bye happened; close after sending it
     CLOSED = "CLOSED"  # the peer closed and everything it sent was delivered
+
+    # members are singletons compared by identity: hash them so too, in C (Enum's
+    # own __hash__, a Python call, was a third of the transition table's lookup)
+    __hash__ = object.__hash__
 
 
 SERVER, CLIENT = "server", "client"
@@ -132,6 +142,16 @@ _TRANSITIONS: dict[tuple[str, State, str, str], State] = {
 _HANDSHAKE_STATES = frozenset({_S.AWAIT_HELLO, _S.START, _S.AWAIT_WELCOME})
 
 
+def _plain_sends(direction: str) -> frozenset[type[Event]]:
+    """The event classes of ``direction`` (and their :func:`~protocol.registry.wired`
+    kind) whose kind is "other": sent in OPEN, they leave it OPEN, for either role."""
+    assert _TRANSITIONS[(SERVER, _S.OPEN, SEND, "other")] is _S.OPEN
+    assert _TRANSITIONS[(CLIENT, _S.OPEN, SEND, "other")] is _S.OPEN
+    plain = [cls for mtype, cls in EVENTS[direction].items()
+             if mtype not in ("error", "hello", "welcome", "bye")]
+    return frozenset(plain + [cls.WIRED for cls in plain])
+
+
 def _kind(mtype: str, code: Any = None) -> str:
     """The kind of a message for the transition table, from its type (and an error's code)."""
     if mtype == "error":
@@ -139,6 +159,12 @@ def _kind(mtype: str, code: Any = None) -> str:
     if mtype in ("hello", "welcome", "bye"):
         return mtype
     return "other"
+
+
+_HEADER_PACK = HEADER.pack
+
+#: per direction, the events :meth:`Connection.send` frames at once in OPEN
+_PLAIN_SENDS = {direction: _plain_sends(direction) for direction in (TO_CLIENT, TO_SERVER)}
 
 
 class Connection:
@@ -177,6 +203,8 @@ class Connection:
         self.hello: Hello | None = None
         #: protocol 2's memory of the snapshots sent (server) or received (client)
         self._deltas = SnapshotDeltas()
+        #: the event classes :meth:`send` frames without the table once OPEN
+        self._plain = _PLAIN_SENDS[self._outgoing]
 
     def __repr__(self) -> str:
         return f"<Connection {self.role} {self.state.value}>"
@@ -294,6 +322,11 @@ class Connection:
                 (``frame_too_large``), or not allowed in the current state;
                 nothing changed.
         """
+        cls = type(event)
+        if cls in self._plain and self.state is State.OPEN:
+            # the common case (a snapshot, an ok...): an event of our direction that
+            # leaves an open connection open; the table says so for every such event
+            return self._frame(event, event.wire_map())  # type: ignore[union-attr]
         # a map is checked as its event and sent as it is (its key order kept)
         wire = None if isinstance(event, Event) else event
         event = outgoing(event, self._outgoing)
@@ -305,14 +338,25 @@ class Connection:
                 "type",
                 fatal=False,
             )
-        wire = event.to_wire() if wire is None else wire
-        if type(event) is Snapshot and self.version == DELTA_VERSION:
-            wire, sent = self._deltas.encode(wire)
-            data = encode_frame(pack(wire), self.peer_max_frame)
-            sent()
-        else:
-            data = encode_frame(pack(wire), self.peer_max_frame)
+        data = self._frame(event, event.wire_map() if wire is None else wire)
         if isinstance(event, Welcome) and self.role == SERVER:
             self.version = event.protocol
         self.state = next_state
         return data
+
+    def _frame(self, event: Event, wire: dict[str, Any]) -> bytes:
+        """The frame of ``event``'s map ``wire`` (protocol 2: a snapshot as a delta).
+
+        Raises:
+            LocalProtocolError: as :meth:`send` (nothing changed).
+        """
+        if self.version == DELTA_VERSION and isinstance(event, Snapshot):
+            wire, sent = self._deltas.encode(wire)
+            data = encode_frame(pack(wire), self.peer_max_frame)
+            sent()
+            return data
+        body = pack(wire)
+        size = len(body)
+        if size <= self.peer_max_frame and size <= MAX_REPRESENTABLE:
+            return _HEADER_PACK(size) + body
+        return encode_frame(body, self.peer_max_frame)   # raises frame_too_large

@@ -40,6 +40,7 @@ from protocol.registry import (
     register,
     req,
     validate,
+    wired,
 )
 from protocol.schema import (
     AUTH,
@@ -97,37 +98,53 @@ def trusted(cls: type[E], **fields: Any) -> E:
     re-walking the schema on every message: the walk was 23 µs of a War move.
 
     Everything a peer sends is still checked (:func:`from_wire`), and so is every
-    event built with its constructor. Fields left out are None (absent on the wire).
+    event built with its constructor. Fields left out (or None) are absent on the
+    wire. The event is made from its wire map (:func:`trusted_wire`).
 
     Raises:
         TypeError: a field ``cls`` does not have (always checked: a typo, not data).
         LocalProtocolError: only with :data:`CHECK_TRUSTED`: a field is invalid.
     """
-    return trusted_map(cls, fields)
+    order, required = _ORDER.get(cls) or _order(cls)
+    try:
+        names = sorted(fields, key=order.__getitem__)
+    except KeyError as exc:
+        raise TypeError(f"{cls.__name__} has no field {exc.args[0]!r}") from None
+    wire: dict[str, Any] = {"type": cls.TYPE}
+    for name in names:
+        value = fields[name]
+        if value is not None or name in required:
+            wire[name] = value
+    return trusted_wire(cls, wire)
 
 
-def trusted_map(cls: type[E], fields: dict[str, Any]) -> E:
-    """:func:`trusted` with the fields in a map (not copied, not kept)."""
+#: per event class: field -> its place in the wire order, and the required fields
+_ORDER: dict[type, tuple[dict[str, int], frozenset[str]]] = {}
+
+
+def _order(cls: type[Event]) -> tuple[dict[str, int], frozenset[str]]:
+    got = _ORDER[cls] = ({spec.name: i for i, spec in enumerate(cls.FIELDS)},
+                         frozenset(spec.name for spec in cls.FIELDS if spec.required))
+    return got
+
+
+def trusted_wire(cls: type[E], wire: dict[str, Any]) -> E:
+    """A ``cls`` event that is the wire map ``wire`` (:func:`protocol.registry.wired`):
+    for the server's busiest messages, built as their map directly. ``wire`` is
+    kept, not copied: hand it over and leave it alone.
+
+    Raises:
+        LocalProtocolError: only with :data:`CHECK_TRUSTED`: a field is invalid.
+        AssertionError: only with :data:`CHECK_TRUSTED`: ``wire`` is not the map the
+            constructor's event sends (another key order, a None left in, a key
+            the message does not have).
+    """
     if CHECK_TRUSTED:
-        return cls(**fields)
-    if not fields.keys() <= cls.KEYS:
-        unknown = sorted(k for k in fields if k not in cls.KEYS)
-        raise TypeError(f"{cls.__name__} has no field {unknown[0]!r}")
-    event = object.__new__(cls)
-    get = fields.get
-    for name, set_slot in _SLOTS.get(cls) or _slots(cls):
-        set_slot(event, get(name))
-    return event
-
-
-#: per event class: (field, the setter of its slot), in wire order
-_SLOTS: dict[type, tuple[tuple[str, Any], ...]] = {}
-
-
-def _slots(cls: type) -> tuple[tuple[str, Any], ...]:
-    slots = _SLOTS[cls] = tuple((spec.name, cls.__dict__[spec.name].__set__)
-                                for spec in cls.FIELDS)
-    return slots
+        built = cls(**{k: v for k, v in wire.items() if k != "type"})
+        expected = built.to_wire()
+        assert list(wire.items()) == list(expected.items()), (
+            f"{cls.__name__} map {list(wire)} is not its to_wire() {list(expected)}")
+    return wired(cls, wire)
 
 
 # --------------------------------------------------------------------------- both ways
@@ -593,5 +610,5 @@ __all__ = [
     "Queue", "Resign", "Snapshot", "Unqueue", "Watch", "Welcome",
     "ChangePassword", "LeaderboardRequest", "ListTokens", "Logout", "ProfileRequest",
     "Register", "SetBot", "TokenCreate", "TokenRevoke",
-    "describe", "from_wire", "opt", "outgoing", "req", "trusted", "trusted_map", "validate",
+    "describe", "from_wire", "opt", "outgoing", "req", "trusted", "trusted_wire", "validate",
 ]

@@ -2,7 +2,7 @@
 """One War move through the match core and the codec, in process: CPU per move.
 
     .venv/bin/python scripts/bench_move.py [--moves 4000] [--rounds 7]
-        [--base /path/to/other/checkout] [--protocol 1]
+        [--base /path/to/other/checkout] [--protocol 1] [--game datastructures]
 
 What a move costs the server between reading the intent and having the bytes to
 write, without sockets, the scheduler or the store: a ``PlayIntent`` through
@@ -17,7 +17,10 @@ Each round plays ``--moves`` flips of fresh War matches (a finished match is
 replaced) and keeps the best round (the least disturbed by the machine's other
 load). With ``--base`` the same moves run against that checkout's code in a
 subprocess, rounds alternating, and the ratio is printed: the figure to keep or
-revert a change by. Exit status 0, or 2 when a run fails.
+revert a change by. ``--game datastructures`` plays Data Structures instead
+(each intent the first of the mover's legal list; a finished match is replaced
+likewise): the same path for a game whose views are private to each seat.
+Exit status 0, or 2 when a run fails.
 """
 
 from __future__ import annotations
@@ -35,8 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_ab import run_builds, run_child  # noqa: E402
 
 
-def run_moves(moves: int, protocol: int) -> float:
-    """CPU seconds (process time) for ``moves`` War moves, both seats' messages framed."""
+def run_moves(moves: int, protocol: int, game_name: str = "war") -> float:
+    """CPU seconds (process time) for ``moves`` moves of ``game_name`` (War: flips),
+    both seats' messages framed."""
     from engine.registry import get_game
     from protocol.codec import pack
     from protocol.connection import Connection
@@ -48,7 +52,7 @@ def run_moves(moves: int, protocol: int) -> float:
     from server.store import MatchRecord
 
     rules = Rules()
-    game = get_game("war")
+    game = get_game(game_name)
     sessions = ("sa", "sb")
 
     limits = ServerConfig().limits()
@@ -68,7 +72,7 @@ def run_moves(moves: int, protocol: int) -> float:
     def new_core() -> MatchCore:
         nonlocal n
         n += 1
-        rec = MatchRecord(f"m{n:09d}", "war", game.normalize_options({}), 1000 + n, "ab" * 16,
+        rec = MatchRecord(f"m{n:09d}", game_name, game.normalize_options({}), 1000 + n, "ab" * 16,
                           120, "forfeit", "waiting", 1.0)
         core = MatchCore.create(rec, rules)
         core.seat(0, sessions[0], "alice", client_seed="1234")
@@ -98,15 +102,17 @@ def run_moves(moves: int, protocol: int) -> float:
 
 def child(args: argparse.Namespace) -> int:
     """Run the rounds in this process (the code on sys.path) and print JSON."""
-    run_moves(min(500, args.moves), args.protocol)  # warm up
-    print(json.dumps([run_moves(args.moves, args.protocol) for _ in range(args.rounds)]))
+    run_moves(min(500, args.moves), args.protocol, args.game)  # warm up
+    print(json.dumps([run_moves(args.moves, args.protocol, args.game)
+                      for _ in range(args.rounds)]))
     return 0
 
 
 def measure(checkout: Path, args: argparse.Namespace) -> dict[str, float]:
     """One round in a subprocess running ``checkout``'s code."""
     got = run_child(__file__, checkout, ["--moves", str(args.moves), "--rounds", "1",
-                                         "--protocol", str(args.protocol)])
+                                         "--protocol", str(args.protocol),
+                                         *(["--game", args.game] if args.game != "war" else [])])
     return {"moves": min(got)}
 
 
@@ -115,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--moves", type=int, default=4000)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--protocol", type=int, default=1, choices=[1, 2])
+    parser.add_argument("--game", default="war", choices=["war", "datastructures"])
     ran = run_builds(parser, argv, ROOT, child, measure)
     if isinstance(ran, int):
         return ran
@@ -122,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()[0]
     for name, path in builds:
         print(f"{name:5} {path}: {1e6 * best[name, 'moves'] / args.moves:7.1f} µs CPU per move "
-              f"(best of {args.rounds}, protocol {args.protocol})")
+              f"(best of {args.rounds}, protocol {args.protocol}, {args.game})")
     if args.base:
         print(f"this / base: {best['this', 'moves'] / best['base', 'moves']:.3f}   (load average {load:.2f})")
     return 0

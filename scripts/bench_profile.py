@@ -44,7 +44,7 @@ ROWS: list[tuple[str, re.Pattern[str]]] = [
     ("journal commit", re.compile(r"^(Store\.append|Store\._write|Connection\.execute|"
                                   r"Cursor\.execute|Connection\.commit|_dumps|JSONEncoder"
                                   r"\.\w+|Store\.\w+|Journal\w*\.\w+|commit_batch) \(")),
-    ("digest", re.compile(r"^(\w+\.digest|rng_fingerprint|digest\w*) \(")),
+    ("digest", re.compile(r"^(\w+\.(journal_)?digest|rng_fingerprint|digest\w*) \(")),
     ("views", re.compile(r"^(\w+\.view|view|_table|project_events|\w+\.project_events|"
                          r"Match\.snapshot|Match\.players|Seat\.player|\w+\._deadline_for|"
                          r"to_dict|\w+\.to_dict|steps_of|to_str|snapshot\w*|\w+\.snapshot\w*|"

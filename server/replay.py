@@ -72,7 +72,7 @@ def replay_steps(rec: MatchRecord, entries: list[JournalEntry],
             raise
         except Exception as exc:
             raise ReplayError(f"seq {entry.seq} of {rec.id} does not replay: {exc}") from exc
-        if check_digest and entry.digest and state.digest() != entry.digest:
+        if check_digest and entry.digest and state.digest_as(entry.digest) != entry.digest:
             raise ReplayError(f"state digest differs after seq {entry.seq} of {rec.id}")
         yield state, entry, events
 

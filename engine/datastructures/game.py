@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from engine.core import Event, Game, MatchRng, OptionSpec, State, View
-from engine.datastructures.observer import build_view, filter_events
+from engine.datastructures.observer import build_view, build_views, filter_events
 from engine.datastructures.rules import DSState
 
 #: Default and bounds of the turn cap (D12).
@@ -52,6 +52,11 @@ class DataStructures(Game):
         """What ``seat`` (None: spectator) may see; see :mod:`engine.datastructures.observer`."""
         assert isinstance(state, DSState)
         return build_view(state, seat)
+
+    def views(self, state: State, seats: Sequence[int | None]) -> list[View]:
+        """The views of ``seats`` at once, their public parts shared (same observer)."""
+        assert isinstance(state, DSState)
+        return build_views(state, seats)
 
     def project_events(self, state: State, events: list[Event], seat: int | None) -> list[Event]:
         """The events as ``seat`` (None: spectator) may see them (same observer)."""

@@ -10,11 +10,14 @@ What is public and what is not is ruling D10 (with R0.3 and D6):
 - private to its owner: the hand (a spectator sees no hand);
 - secret from everyone: the deck order and the faces in ``recycle``.
 
-Only :func:`build_view` and :func:`filter_events` turn a state or its raw
-events into something that may leave the engine. docs/rules.md shows an example.
+Only :func:`build_view` (and :func:`build_views`, several at once) and
+:func:`filter_events` turn a state or its raw events into something that may
+leave the engine. docs/rules.md shows an example.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from engine.core import Event, View
 from engine.datastructures.deck import NAME, VALUE, VALUE_NAME
@@ -49,8 +52,7 @@ def build_view(state: DSState, seat: int | None) -> View:
     Raises:
         ValueError: ``seat`` is not 0, 1 or None.
     """
-    if seat is not None and (type(seat) is not int or seat not in (0, 1)):
-        raise ValueError(f"no seat {seat!r} in datastructures (0, 1, or None to spectate)")
+    _check_seat(seat)
     hands = state.hands
     players = []
     for s in (0, 1):
@@ -87,6 +89,33 @@ def build_view(state: DSState, seat: int | None) -> View:
         "last_mulligan": _mulligan(state.last_mulligan),
         "result": None if result is None else result.to_dict(),
     }
+
+
+def build_views(state: DSState, seats: Sequence[int | None]) -> list[View]:
+    """:func:`build_view` of each of ``seats``, in order: the public parts built once
+    and shared among the maps (only ``seat`` and ``hand`` are each view's own), so
+    treat them as frozen.
+
+    Raises:
+        ValueError: a seat is not 0, 1 or None.
+    """
+    for seat in seats:
+        _check_seat(seat)
+    public = build_view(state, None)
+    hands = state.hands
+    out = []
+    for seat in seats:
+        view = dict(public)
+        view["seat"] = seat
+        if seat is not None:
+            view["hand"] = [NAME[c] for c in hands[seat]]
+        out.append(view)
+    return out
+
+
+def _check_seat(seat: int | None) -> None:
+    if seat is not None and (type(seat) is not int or seat not in (0, 1)):
+        raise ValueError(f"no seat {seat!r} in datastructures (0, 1, or None to spectate)")
 
 
 def filter_events(events: list[Event], seat: int | None) -> list[Event]:

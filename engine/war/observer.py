@@ -38,7 +38,7 @@ Events (projected; unknown raw events are dropped)::
 
 from __future__ import annotations
 
-from engine.cards import BACK, to_str
+from engine.cards import BACK, STRINGS, to_str
 from engine.core import Event, View
 from engine.war.rules import WarState
 from engine.war.table import STEP, steps_of
@@ -52,6 +52,11 @@ def _check_seat(seat: int | None) -> None:
 def _table(table: list[int | None]) -> tuple[list[list[str]], list[str | None]]:
     """Per-seat cards on the table in placement order (face-down as "back"), and each
     seat's latest face-up card."""
+    if len(table) == STEP and table[0] is None and table[1] is None:   # a plain battle
+        up0, up1 = table[2], table[3]
+        s0 = None if up0 is None else STRINGS[up0]
+        s1 = None if up1 is None else STRINGS[up1]
+        return [[] if s0 is None else [s0], [] if s1 is None else [s1]], [s0, s1]
     cards: list[list[str]] = [[], []]
     up: list[str | None] = [None, None]
     for step in steps_of(table):
@@ -60,8 +65,8 @@ def _table(table: list[int | None]) -> tuple[list[list[str]], list[str | None]]:
                 cards[seat].append(BACK)
             card = step[2 + seat]
             if card is not None:
-                up[seat] = to_str(card)
-                cards[seat].append(up[seat])
+                up[seat] = STRINGS[card]
+                cards[seat].append(STRINGS[card])
     return cards, up
 
 
@@ -71,35 +76,43 @@ def view(state: WarState, seat: int | None) -> View:
     Raises:
         ValueError: ``seat`` is not 0, 1 or None.
     """
-    _check_seat(seat)
-    cards, up = _table(state.table)
-    over = state.outcome() is not None
-    steps = len(state.table) // STEP
-    current = state.table[-STEP:] if steps else [None, None, None, None]
-    flipped = [current[2] is not None, current[3] is not None]
-    waiting = list(state.to_move())
+    if seat is not None:
+        _check_seat(seat)
+    table = state.table
+    cards, up = _table(table)
+    outcome = state.outcome()
+    steps = len(table) // STEP
+    if steps:
+        flipped = [table[-2] is not None, table[-1] is not None]
+    else:
+        flipped = [False, False]
+    pending = state.pending
+    waiting = [s for s in (0, 1) if pending[s]]
     last = None
     if state.last is not None:
-        number, winner, table = state.last
-        last_cards, last_up = _table(table)
+        number, winner, last_table = state.last
+        last_cards, last_up = _table(last_table)
         last = {"battle": number, "winner": winner, "table": last_cards, "up": last_up,
-                "wars": len(table) // STEP - 1}
-    outcome = state.outcome()
+                "wars": len(last_table) // STEP - 1}
+    if outcome is None and steps > 1:
+        stands = [not flipped[s] and not pending[s] for s in (0, 1)]
+    else:
+        stands = [False, False]
+    decks = state.decks
     return {
         "game": "war",
         "seat": seat,
         "battle": state.battle,
         "battles": state.battles,
         "cap": state.options["cap"],
-        "counts": [len(state.decks[0]), len(state.decks[1])],
+        "counts": [len(decks[0]), len(decks[1])],
         "table": cards,
         "up": up,
         "war": max(steps - 1, 0),
         "wars": state.wars,
         "flipped": flipped,
         "waiting": waiting,
-        "stands": [not over and steps > 1 and not flipped[s] and s not in waiting
-                   for s in (0, 1)],
+        "stands": stands,
         "last": last,
         "result": None if outcome is None else outcome.to_dict(),
     }

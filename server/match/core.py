@@ -58,7 +58,7 @@ from server.match.effects import (
 from server.match.history import EventHistory
 from server.match.window import SeqWindow
 from server.ratelimit import TokenBucket
-from server.ratings import played_seats
+from server.ratings import PLAYED_BY, played_seats
 from server.replay import ReplayError, new_match_state, rebuild
 from server.store import JournalEntry, MatchRecord, RatingChange, SeatRecord, SeatTimers
 
@@ -145,6 +145,12 @@ class SeatState:
                           self.client_seed)
 
 
+#: The commands that change no seat, no connection and no name: the snapshots'
+#: :attr:`MatchCore.roster` survives them (an intent changes at most the status,
+#: which the roster is checked against).
+_ROSTER_KEEPING = frozenset({cmd.PlayIntent, cmd.BotIntent})
+
+
 def _placeholder(rec: MatchRecord) -> State:
     """The state a waiting match holds until the deal: dealt from a fixed key (it
     tells nothing of the real deal, made when the last seat is taken); its views
@@ -216,6 +222,11 @@ class MatchCore:
         self._window_at: tuple[int, str] | None = None
         #: recent raw events, for the snapshot after a seat's resume
         self.history = EventHistory(first_seq=seq)
+        #: the snapshot parts that change only with the seats, their connections and
+        #: the status, kept by :func:`snapshots.parts` between changes (None: build
+        #: them afresh; every command but an intent, and every change of a seat from
+        #: outside :meth:`handle`, clears it)
+        self.roster: snapshots.Roster | None = None
 
     # -- construction -------------------------------------------------------
 
@@ -258,6 +269,7 @@ class MatchCore:
                 seat.session = srec.session
         for sid in rec.watchers:
             core.spectators[sid] = None
+        core.roster = None   # (the seats changed above)
         if wall is not None:
             core._resume = {
                 t.seat: (None if t.turn is None else t.turn - wall,
@@ -272,6 +284,7 @@ class MatchCore:
         seat's client seed (the lobby always passes one; the default is for tests)."""
         seat = self.seats[index]
         seat.session, seat.name, seat.client_seed = session, name, client_seed
+        self.roster = None
         self.set_account(index, account, player)
         self.connected.add(session)
         self._maybe_start()
@@ -280,6 +293,7 @@ class MatchCore:
         """Seat a server bot playing ``strategy`` before the match starts."""
         seat = self.seats[index]
         seat.bot, seat.name, seat.client_seed = strategy, f"{strategy} (bot)", client_seed
+        self.roster = None
         self._maybe_start()
 
     def set_account(self, index: int, account: int | None,
@@ -288,6 +302,7 @@ class MatchCore:
         (``registered``, ``account_bot``, ``rating``, ``provisional``)."""
         seat = self.seats[index]
         seat.account, seat.player = account, player
+        self.roster = None
 
     def record(self) -> MatchRecord:
         """The match as stored now (seats included)."""
@@ -333,9 +348,10 @@ class MatchCore:
 
     def seat_of(self, session: str | None) -> int | None:
         """The seat ``session`` plays here itself, or None."""
-        for seat in self.seats:
-            if seat.human(session):
-                return seat.index
+        if session is not None:
+            for seat in self.seats:
+                if seat.session == session and seat.bot is None:
+                    return seat.index
         return None
 
     @property
@@ -345,15 +361,16 @@ class MatchCore:
 
     def next_deadline(self) -> float:
         """The earliest armed timer (math.inf: none)."""
-        times = [t for s in self.seats for t in (s.turn_deadline, s.auto_at, s.grace_deadline)
-                 if t is not None]
-        if self.linger_until is not None:
-            times.append(self.linger_until)
-        if self.fast_at is not None:
-            times.append(self.fast_at)
-        if self.expires_at is not None and self.status == "waiting":
-            times.append(self.expires_at)
-        return min(times, default=math.inf)
+        earliest = math.inf
+        for s in self.seats:
+            for t in (s.turn_deadline, s.auto_at, s.grace_deadline):
+                if t is not None and t < earliest:
+                    earliest = t
+        for t in (self.linger_until, self.fast_at,
+                  self.expires_at if self.status == "waiting" else None):
+            if t is not None and t < earliest:
+                earliest = t
+        return earliest
 
     def _seat_connected(self, seat: SeatState) -> bool:
         return seat.bot is not None or (seat.session is not None
@@ -371,6 +388,8 @@ class MatchCore:
         """
         self._now = now
         self._fx = fx = Effects()
+        if type(command) not in _ROSTER_KEEPING:
+            self.roster = None
         self._before = (self.status, self.linger_until, [s.copy() for s in self.seats])
         self._spectators_before = None
         try:
@@ -386,7 +405,7 @@ class MatchCore:
         """A :class:`SaveTimers` write when the seats' timers differ from the stored ones."""
         if self.status == "finished":
             return
-        key = tuple((s.turn_deadline, s.grace_deadline, s.timeouts) for s in self.seats)
+        key = tuple([(s.turn_deadline, s.grace_deadline, s.timeouts) for s in self.seats])
         if key == self._saved_timers:
             return
         self._saved_timers = key
@@ -398,7 +417,7 @@ class MatchCore:
         for i in range(len(writes) - 1, -1, -1):  # with the command's last journal row
             write = writes[i]
             if isinstance(write, AppendJournal):
-                writes[i] = AppendJournal(write.entry, write.finished, write.ratings, left)
+                write.timers = left
                 return
         writes.append(SaveTimers(self.seq, left))
 
@@ -416,6 +435,7 @@ class MatchCore:
             server.replay.ReplayError: the stored rows do not replay.
         """
         status, self.linger_until, seats = self._before
+        self.roster = None
         if seats:
             self.seats = [s.copy() for s in seats]
         if self._spectators_before is not None:
@@ -757,7 +777,7 @@ class MatchCore:
         of its own intents; it stops while the seat has nothing to do.
         """
         now = self._now
-        to_move = set(self.state.to_move()) if self.status == "active" else set()
+        to_move = self.state.to_move() if self.status == "active" else ()
         for seat in self.seats:
             if seat.index in to_move:
                 if self.turn_timer > 0 and (seat.turn_deadline is None or seat.index == acted):
@@ -895,9 +915,11 @@ class MatchCore:
         commits it before sending anything; see :meth:`rollback`)."""
         seq = self.seq + 1
         outcome = self.state.outcome()
-        entry = JournalEntry(seq, kind, seat, intent, reason, by, 0.0, self.state.digest())
+        entry = JournalEntry(seq, kind, seat, intent, reason, by, 0.0,
+                             self.state.journal_digest())
         finished = None if outcome is None else (outcome.winner, outcome.reason)
-        self.played |= played_seats([entry])
+        if kind == "intent" and by in PLAYED_BY:   # as played_seats() counts a row
+            self.played.add(seat)
         ratings: tuple[RatingChange, ...] = ()
         if outcome is not None and self.status != "finished" and self.rated:
             ratings = self._rate(outcome.winner)

@@ -27,12 +27,15 @@ SPECTATORS = "spectators"
 TimersLeft = tuple[tuple[int, float | None, float | None, int], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AppendJournal:
     """Commit ``entry`` (its ``ts`` is stamped by the task); ``finished``: the
     (winner, reason) of the match it ends, or None; ``ratings``: the rating changes
     of a rated match it ends, stored in the same transaction; ``timers``: the
-    running timers after the command, stored with the row (None: unchanged)."""
+    running timers after the command, stored with the row (None: unchanged).
+
+    Not frozen: the core sets ``timers`` once the command is done (it knows them
+    only then); once the effects are handed to the task, nothing changes it."""
 
     entry: JournalEntry
     finished: tuple[int | None, str] | None = None

@@ -39,6 +39,7 @@ class MatchCore(Protocol):
     commitment: str
     rules: Any             # server.match.core.Rules
     rec: MatchRecord
+    roster: Roster | None
 
     @property
     def now(self) -> float: ...
@@ -70,18 +71,33 @@ def face_down(value: Any) -> Any:
     return value
 
 
+#: What :func:`parts` keeps in ``core.roster`` between changes: the status it was
+#: built at, the players, and the ``stream`` and ``client_seeds`` fields (absent: None).
+Roster = tuple[str, list[dict[str, Any]], str | None, list[str] | None]
+
+
 @dataclass(slots=True)
 class SnapshotParts:
     """The parts of a snapshot every recipient of one change shares.
 
-    ``fields`` are the snapshot's fields that are the same for everyone;
+    ``head`` are the shared fields up to ``commitment`` (the snapshot's own
+    fields come between them: see :func:`build`), ``middle`` the shared optional
+    fields from ``result`` to ``client_seeds`` and ``tail`` those from ``timers``
+    to ``timeout_limit``, each without the ones at None (absent on the wire);
     ``public`` the spectator's view and projected events of a game with a public
-    view (None: the engine projects per seat); ``events`` the raw events.
+    view (None: the engine projects per seat); ``events`` the raw events;
+    ``views`` the views of a game without a public one, every seat's and the
+    spectator's, made by the engine at once when the first is needed.
     """
 
-    fields: dict[str, Any]
+    status: str
+    head: tuple[str, str, int, list[dict[str, Any]], dict[str, Any], str]
+    middle: dict[str, Any]
+    tail: dict[str, Any]
+    fast_forward: list[bool] | None
     events: list[Event]
     public: tuple[View, list[Event]] | None
+    views: dict[int | None, View] | None = None
 
 
 def parts(core: MatchCore, events: list[Event]) -> SnapshotParts:
@@ -89,62 +105,90 @@ def parts(core: MatchCore, events: list[Event]) -> SnapshotParts:
     status = core.status
     now = core.now
     seats = core.seats
-    result = reveal = None
+    roster = core.roster
+    if roster is None or roster[0] != status:
+        roster = core.roster = (status, core.players(),
+                                None if status == "waiting" else core.rec.stream,
+                                core.client_seeds())
+    _, players, stream, seeds = roster
+    middle: dict[str, Any] = {}
     if status == "finished":
         outcome = core.state.outcome()
         # a waiting match removed when its last seat left was never played
-        result = ({"winner": None, "reason": "cancelled"} if outcome is None
-                  else core.result_of(outcome))
-        reveal = {"seed": seed_hex(core.rec.seed), "salt": core.rec.salt}
-    fields = {
-        "match": core.id, "game": core.game.name, "seq": core.seq, "status": status,
-        "players": core.players(), "options": core.options, "commitment": core.commitment,
+        middle["result"] = ({"winner": None, "reason": "cancelled"} if outcome is None
+                            else core.result_of(outcome))
+        middle["reveal"] = {"seed": seed_hex(core.rec.seed), "salt": core.rec.salt}
+    if stream is not None:
+        middle["stream"] = stream
+    if seeds is not None:
+        middle["client_seeds"] = seeds
+    tail = {
         "timers": [None if s.turn_deadline is None else max(0.0, s.turn_deadline - now)
                    for s in seats],
         "timeouts": [s.timeouts for s in seats],
         "timeout_limit": core.rules.timeout_forfeit,
-        "fast_forward": [s.fast_forward for s in seats] if core.game.auto_play else None,
-        "result": result, "reveal": reveal,
-        "stream": None if status == "waiting" else core.rec.stream,
-        "client_seeds": core.client_seeds(),
     }
     public = None
     if core.game.public_view:
         state = core.state
         public = (state.view(None), state.project_events(events, None) if events else [])
-    return SnapshotParts(fields, events, public)
+    return SnapshotParts(
+        status, (core.id, core.game.name, core.seq, players, core.options,
+                 core.commitment),
+        middle, tail, [s.fast_forward for s in seats] if core.game.auto_play else None,
+        events, public)
 
 
 def build(core: MatchCore, seat: int | None, shared: SnapshotParts,
           cut: bool | None = None) -> ev.Snapshot:
     """The ``snapshot`` for ``seat`` (None: a spectator) from ``shared``, the parts of
-    the current change. ``cut``: older events this seat missed were left out."""
+    the current change. ``cut``: older events this seat missed were left out.
+
+    The event is made from its wire map (:func:`protocol.events.trusted_wire`), built
+    here in the snapshot's field order (the order ``to_wire`` has; the tests' check
+    compares the two)."""
     if shared.public is not None:
         view = dict(shared.public[0])
         view["seat"] = seat
         projected = shared.public[1]
     else:
         state = core.state
-        view = state.view(seat)
+        views = shared.views
+        if views is None:   # every recipient's at once: the engine shares the public parts
+            seats = (*range(len(core.seats)), None)
+            views = shared.views = dict(zip(seats, state.views(seats), strict=True))
+        view = views[seat]
         projected = state.project_events(shared.events, seat) if shared.events else []
-    fields = dict(shared.fields)
-    fields["seat"] = seat
-    fields["view"] = face_down(view) if fields["status"] == "waiting" else view
-    fields["events"] = projected
-    fields["events_cut"] = cut
+    status = shared.status
+    if status == "waiting":
+        view = face_down(view)
     if seat is None:
-        fields["legal"] = []
-        fields["deadline"] = _earliest(core)
-        fields["auto_flip"] = False
-        fields["auto_flip_delay"] = None
+        legal: list[dict[str, Any]] = []
+        deadline = _earliest(core)
+        auto_flip = False
+        flip_delay = None
     else:
         own = core.seats[seat]
-        fields["legal"] = core.legal_of(seat) if fields["status"] == "active" else []
-        fields["deadline"] = (None if own.turn_deadline is None
-                              else max(0.0, own.turn_deadline - core.now))
-        fields["auto_flip"] = own.auto_flip
-        fields["auto_flip_delay"] = core.flip_delay(own)
-    return ev.trusted_map(ev.Snapshot, fields)
+        legal = core.legal_of(seat) if status == "active" else []
+        deadline = (None if own.turn_deadline is None
+                    else max(0.0, own.turn_deadline - core.now))
+        auto_flip = own.auto_flip
+        flip_delay = core.flip_delay(own)
+    match, game, seq, players, options, commitment = shared.head
+    wire = {"type": "snapshot", "match": match, "game": game, "seq": seq, "seat": seat,
+            "view": view, "legal": legal, "status": status, "events": projected,
+            "players": players, "options": options, "commitment": commitment,
+            "deadline": deadline, "auto_flip": auto_flip}
+    if shared.middle:
+        wire.update(shared.middle)
+    if cut is not None:
+        wire["events_cut"] = cut
+    wire.update(shared.tail)
+    if flip_delay is not None:
+        wire["auto_flip_delay"] = flip_delay
+    if shared.fast_forward is not None:
+        wire["fast_forward"] = shared.fast_forward
+    return ev.trusted_wire(ev.Snapshot, wire)
 
 
 def _earliest(core: MatchCore) -> float | None:

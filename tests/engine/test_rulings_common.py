@@ -178,6 +178,25 @@ def test_R0_3_views_do_not_depend_on_hidden_cards(name: str) -> None:
     assert checked > 300
 
 
+@pytest.mark.parametrize("name", GAMES)
+def test_R0_3_views_at_once_are_each_seats_own_view(name: str) -> None:
+    """``state.views(seats)`` (a game may share the public parts among them) gives
+    each seat exactly ``state.view(seat)``: the same projection, never another's hand."""
+    checked = 0
+
+    def hook(state: State) -> None:
+        nonlocal checked
+        for seats in ((0, 1, None), (1,), (None, 0)):
+            assert state.views(seats) == [state.view(s) for s in seats]
+            checked += 1
+
+    for seed in range(3):
+        random_game(name, seed, play_seed=seed, steps=150, hook=hook)
+    with pytest.raises(ValueError):
+        get_game(name).new_state(1, OPTIONS[name]).views((0, 2))
+    assert checked > 100
+
+
 #: Cards an event turns face up for everyone by rule, even if they do not stay in
 #: sight (a War flip; a Data Structures play, which may close its array at once).
 TURNED_UP: dict[str, Callable[[list[dict]], set[str]]] = {

@@ -53,7 +53,27 @@ def test_replay_detects_a_changed_engine(tmp_path: Path) -> None:
     with pytest.raises(ReplayError):
         rebuild(rec, [JournalEntry(1, "intent", 0, {"type": "flip"}, digest="0" * 64)])
     with pytest.raises(ReplayError):
+        rebuild(rec, [JournalEntry(1, "intent", 0, {"type": "flip"}, digest="2:" + "0" * 64)])
+    with pytest.raises(ReplayError):
         rebuild(rec, [JournalEntry(2, "intent", 0, {"type": "flip"})])
+
+
+def test_a_journal_of_both_digest_versions_replays_every_row_checked() -> None:
+    """Rows journaled before War's version-2 digest (version 1) and after it, in one
+    match's journal (a match that was running across the upgrade)."""
+    rec = _war_record()
+    state = get_game("war").new_state(rec.seed, rec.options)
+    journal = []
+    for seq in range(1, 7):
+        state.apply((seq - 1) % 2, {"type": "flip"})
+        digest = state.digest() if seq <= 3 else state.journal_digest()
+        journal.append(JournalEntry(seq, "intent", (seq - 1) % 2, {"type": "flip"},
+                                    digest=digest))
+    assert journal[-1].digest.startswith("2:") and not journal[0].digest.startswith("2:")
+    assert rebuild(rec, journal).digest() == state.digest()
+    journal[-1] = JournalEntry(6, "intent", 1, {"type": "flip"}, digest=journal[-2].digest)
+    with pytest.raises(ReplayError, match="digest differs after seq 6"):
+        rebuild(rec, journal)
 
 
 def test_unfinished_replay_keeps_the_seed_secret(tmp_path: Path) -> None:

@@ -139,3 +139,31 @@ def test_a_public_view_is_built_once_per_change_and_is_each_seats_own_projection
         for snap in snaps:
             assert snap.view == core.state.view(snap.seat)
             assert snap.events == snaps[0].events and snap.events
+
+
+def test_the_players_of_a_snapshot_follow_every_change_between_intents() -> None:
+    """The players are kept between intents (core.roster); a presence change, an
+    account set from outside, and a rollback each show in the next snapshot, which
+    always says what ``core.players()`` says then."""
+    core = active("war")
+    core.handle(c.Watch(EVE, 1), 0.0)
+
+    def players_after_a_flip(now: float) -> list[dict]:
+        seat = mover(core)
+        fx = play(core, now, seat)
+        rest = fx.later()
+        players = rest.to(SPECTATORS)[0]["players"]
+        assert players == core.players()
+        return players
+
+    assert [p["connected"] for p in players_after_a_flip(1.0)] == [True, True]
+    core.handle(c.Detach(B), 2.0)
+    assert [p["connected"] for p in players_after_a_flip(3.0)] == [True, False]
+    core.set_account(0, 42, {"registered": True})
+    assert players_after_a_flip(4.0)[0]["registered"] is True
+    core.handle(c.Attach(B, 2), 5.0)
+    before = players_after_a_flip(6.0)
+    assert [p["connected"] for p in before] == [True, True]
+    core.handle(c.Detach(A), 7.0)
+    core.rollback(None)   # the detach's writes failed (it stays detached)
+    assert [p["connected"] for p in players_after_a_flip(8.0)] == [False, True]

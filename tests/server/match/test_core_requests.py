@@ -68,7 +68,7 @@ def test_a_good_intent_journals_one_row_then_answers_ok_with_the_new_seq() -> No
     assert [type(w) for w in fx.writes] == [AppendJournal]
     row = fx.journal[0]
     assert (row.seq, row.kind, row.seat, row.by) == (1, "intent", seat, "seat")
-    assert row.digest == core.state.digest()
+    assert row.digest == core.state.journal_digest()
     assert fx.to(me)[0] == {"type": "ok", "match": "m1", "seq": 1, "id": 9}
 
 
