@@ -121,7 +121,8 @@ CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time
 # ---------------------------------------------------------------- statistics
 
 def wilson(successes: int, trials: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """The Wilson score interval (95% by default) of ``successes / trials``.
+    """The Wilson score interval (95% by default) of ``successes / trials``; it holds
+    the rate itself, exactly 0 at none and 1 at all (rounding left 5.6e-17 there).
 
     Raises:
         ValueError: ``trials`` is not positive or ``successes`` is out of range.
@@ -132,7 +133,9 @@ def wilson(successes: int, trials: int, z: float = 1.959963984540054) -> tuple[f
     denom = 1 + z * z / trials
     centre = (p + z * z / (2 * trials)) / denom
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low = 0.0 if successes == 0 else max(0.0, min(p, centre - half))
+    high = 1.0 if successes == trials else min(1.0, max(p, centre + half))
+    return low, high
 
 
 def elo_from_score(score: float) -> float:

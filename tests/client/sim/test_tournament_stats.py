@@ -34,6 +34,14 @@ def test_wilson_matches_known_values() -> None:
         wilson(3, 2)
 
 
+def test_wilson_holds_the_rate_and_is_exact_at_the_ends() -> None:
+    for trials in range(1, 401):
+        assert wilson(0, trials)[0] == 0.0 and wilson(trials, trials)[1] == 1.0
+        for wins in range(trials + 1):
+            lo, hi = wilson(wins, trials)
+            assert 0.0 <= lo <= wins / trials <= hi <= 1.0, (wins, trials)
+
+
 def test_elo_from_score_is_symmetric_and_zero_at_even() -> None:
     assert elo_from_score(0.5) == 0.0
     assert elo_from_score(0.75) == pytest.approx(-elo_from_score(0.25))
