@@ -31,16 +31,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_ab import run_builds, run_child  # noqa: E402
 
 
-def run_rows(rows: int, batch: int) -> tuple[float, float]:
+def run_rows(rows: int, batch: int, lock: str = "shared") -> tuple[float, float]:
     """CPU seconds (process time) and wall-clock seconds for ``rows`` journal rows,
     ``batch`` per transaction (the wall clock also counts the checkpoints' waits
-    for the disk, which block the server's thread without using its CPU)."""
+    for the disk, which block the server's thread without using its CPU), on a
+    store opened as the server opens it with ``--store-lock lock``."""
     from server.store import JournalEntry, MatchRecord, SeatTimers, Store
 
     with tempfile.TemporaryDirectory() as folder:
-        try:   # as the server opens it with --store-lock exclusive
-            store = Store(Path(folder) / "bench.db", exclusive=True, hold_file=True)
-        except TypeError:   # a build from before hold_file
+        try:
+            store = Store(Path(folder) / "bench.db", exclusive=True,
+                          hold_file=lock == "exclusive")
+        except TypeError:   # a build from before --store-lock: it locks as "shared" does
             store = Store(Path(folder) / "bench.db", exclusive=True)
         try:
             store.create_match(MatchRecord("m1", "war", {}, 1, "ab" * 16, 120, "forfeit",
@@ -63,18 +65,18 @@ def run_rows(rows: int, batch: int) -> tuple[float, float]:
 
 def child(args: argparse.Namespace) -> int:
     """Run one round per batch size in this process (the code on sys.path); print JSON."""
-    run_rows(min(500, args.rows), 1)  # warm up
+    run_rows(min(500, args.rows), 1, args.store_lock)  # warm up
     out = {}
     for b in args.batch:
-        out[str(b)], out[f"{b} wall"] = run_rows(args.rows, b)
+        out[str(b)], out[f"{b} wall"] = run_rows(args.rows, b, args.store_lock)
     print(json.dumps(out))
     return 0
 
 
 def measure(checkout: Path, args: argparse.Namespace) -> dict[str, float]:
     """One round per batch size in a subprocess running ``checkout``'s code."""
-    return run_child(__file__, checkout, ["--rows", str(args.rows),
-                                          "--batch", *map(str, args.batch)])
+    return run_child(__file__, checkout, ["--rows", str(args.rows), "--store-lock",
+                                          args.store_lock, "--batch", *map(str, args.batch)])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=30000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--batch", type=int, nargs="+", default=[1, 10])
+    parser.add_argument("--store-lock", choices=("shared", "exclusive"), default="shared",
+                        help="open the store as the server does with this --store-lock "
+                             "(default: shared, the server's default)")
     ran = run_builds(parser, argv, ROOT, child, measure)
     if isinstance(ran, int):
         return ran
