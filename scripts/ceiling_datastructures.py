@@ -36,7 +36,7 @@ from client.sim.tournament import CLOCKS, GameJob, schedule, wilson
 from engine.bots import get_strategy, timed
 from engine.bots import ismcts as ismcts_module
 from engine.bots import search as search_module
-from engine.bots.ismcts import EVALUATION, EVALUATIONS, ISMCTSStrategy
+from engine.bots.ismcts import ISMCTSStrategy
 from engine.datastructures.rules import DSState
 from engine.playout import play_out
 from engine.registry import get_game
@@ -82,12 +82,12 @@ def oracle(real: list[DSState | None], mode: str) -> Iterator[None]:
 
 
 def play(job: GameJob, bot: str, mode: str, budget: float, now: Callable[[], float],
-         evaluation: str = EVALUATION) -> int | None:
+         options: dict[str, Any] | None = None) -> int | None:
     """One game; the winner's seat (None: a draw). Only ``bot`` sees the oracle;
-    ``ismcts`` uses the leaf ``evaluation``."""
+    ``ismcts`` is built with ``options`` (keyword arguments of ISMCTSStrategy)."""
     game = get_game("datastructures")
     state = game.new_state(job.seed, game.normalize_options({}))
-    players = [timed(ISMCTSStrategy(s, evaluation=evaluation) if name == "ismcts"
+    players = [timed(ISMCTSStrategy(s, **(options or {})) if name == "ismcts"
                      else get_strategy(name, seed=s), budget, clock=now)
                for name, s in zip(job.bots, job.strategy_seeds, strict=True)]
     real: list[DSState | None] = [None]
@@ -107,13 +107,30 @@ def play(job: GameJob, bot: str, mode: str, budget: float, now: Callable[[], flo
     return outcome.winner
 
 
+def _option(text: str) -> tuple[str, Any]:
+    """``NAME=VALUE`` as a keyword argument: true/false, a number, else the text."""
+    name, _, raw = text.partition("=")
+    value: Any = raw
+    if raw.lower() in ("true", "false"):
+        value = raw.lower() == "true"
+    else:
+        for kind in (int, float):
+            try:
+                value = kind(raw)
+                break
+            except ValueError:
+                pass
+    return name, value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bot", default="ismcts", choices=("ismcts", "search"))
     parser.add_argument("--opponent", default="greedy")
     parser.add_argument("--mode", default="full", choices=MODES)
-    parser.add_argument("--evaluation", default=EVALUATION, choices=tuple(EVALUATIONS),
-                        help="ismcts's leaf evaluation")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="a keyword argument of ISMCTSStrategy (repeatable), "
+                             "e.g. evaluation=cards, infer=false, exploration=0.3")
     parser.add_argument("--games", type=int, default=150)
     parser.add_argument("--seed", type=int, default=3001)
     parser.add_argument("--time-budget", type=float, default=0.05)
@@ -122,10 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.bot == args.opponent:
         parser.error("the bot and its opponent must differ")
     now = CLOCKS[args.clock]
+    options = dict(_option(text) for text in args.option)
     wins = losses = draws = 0
     started = time.perf_counter()
     for job in schedule([args.bot, args.opponent], args.games, args.seed):
-        winner = play(job, args.bot, args.mode, args.time_budget, now, args.evaluation)
+        winner = play(job, args.bot, args.mode, args.time_budget, now, options)
         if winner is None:
             draws += 1
         elif job.bots[winner] == args.bot:
@@ -134,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
             losses += 1
     lo, hi = wilson(wins, wins + losses) if wins + losses else (0.0, 0.0)
     print(json.dumps({"bot": args.bot, "opponent": args.opponent, "mode": args.mode,
-                      "evaluation": args.evaluation,
+                      "options": options,
                       "games": args.games, "seed": args.seed, "wins": wins, "losses": losses,
                       "draws": draws, "win_rate": wins / max(1, wins + losses),
                       "ci95": [lo, hi], "seconds": time.perf_counter() - started}))

@@ -118,6 +118,8 @@ from typing import Any
 from engine.bots.base import DEFAULT_BUDGET, Intent, View, flip_intent, require_legal
 from engine.bots.budget import Budget
 from engine.bots.greedy import board_from_view, choose_on_board
+from engine.bots.ismcts_eval import value as learned_value
+from engine.bots.ismcts_eval import win_chance
 from engine.bots.ismcts_policy import PLAYOUTS, greedy_priors
 from engine.bots.ismcts_tree import Node, distinct_moves, move_key
 from engine.bots.search import board_from_state, evaluate
@@ -144,6 +146,17 @@ WIDEN = 16
 HORIZON = 3
 #: Cards of evaluation difference that move the reward from 0.5 to about 0.73.
 REWARD_SCALE = 3.0
+#: Leaf evaluations by name: (score of a state for a seat, its reward scale).
+#: ``cards`` is ``search.evaluate`` (cards ahead); ``learned`` the log-odds of a
+#: win fitted to greedy games (:mod:`engine.bots.ismcts_eval`), whose scale 0.5
+#: matches ``cards``'s 3 (the fit gives about 0.16 log-odds per unit of ``cards``).
+EVALUATIONS: dict[str, tuple[Any, float]] = {
+    "cards": (evaluate, REWARD_SCALE),
+    "learned": (learned_value, 0.5),
+    "winprob": (win_chance, 0.25),
+}
+#: The leaf evaluation used unless one is named.
+EVALUATION = "winprob"
 
 
 def reward_of(score: float, scale: float = REWARD_SCALE) -> float:
@@ -180,26 +193,33 @@ class ISMCTSStrategy:
         prior_order: expand untried moves in greedy's order (else at random).
         horizon: turn ends after the root that a playout reaches before scoring.
         playout: a name in :data:`engine.bots.ismcts_policy.PLAYOUTS`.
-        reward_scale: see :func:`reward_of`.
+        reward_scale: see :func:`reward_of` (None: the evaluation's own scale).
         reuse: keep the chosen subtree for the seat's next decision of the turn.
         widen: progressive widening below the root (:data:`WIDEN`; 0: off).
         center: centre rewards on the decision's mean score (else on 0).
         crn: common random numbers at the root: every root move in each world
             (module docstring); False: the plain algorithm, one line per world.
+        evaluation: a name in :data:`EVALUATIONS`, the leaf score.
 
     Raises:
-        ValueError: an unknown playout, a negative constant or a horizon < 1.
+        ValueError: an unknown playout or evaluation, a negative constant or a
+            horizon < 1.
     """
 
     name = "ismcts"
 
     def __init__(self, seed: int | None = None, *, exploration: float = EXPLORATION,
                  bias: float = BIAS, prior_order: bool = True, horizon: int = HORIZON,
-                 playout: str = "greedy", reward_scale: float = REWARD_SCALE,
+                 playout: str = "greedy", reward_scale: float | None = None,
                  reuse: bool = True, widen: int = WIDEN, center: bool = True,
-                 crn: bool = True) -> None:
+                 crn: bool = True, evaluation: str = EVALUATION) -> None:
         if playout not in PLAYOUTS:
             raise ValueError(f"unknown playout {playout!r}; known: {', '.join(PLAYOUTS)}")
+        if evaluation not in EVALUATIONS:
+            raise ValueError(f"unknown evaluation {evaluation!r}; known: {', '.join(EVALUATIONS)}")
+        self.evaluate, own_scale = EVALUATIONS[evaluation]
+        if reward_scale is None:
+            reward_scale = own_scale
         if exploration < 0 or bias < 0 or not reward_scale > 0 or horizon < 1:
             raise ValueError("exploration and bias must be >= 0, reward_scale > 0, horizon >= 1")
         self.rng = random.Random(seed)
@@ -299,7 +319,8 @@ class ISMCTSStrategy:
             state.apply_move(seat, here[key])
             path = [child, *self._descend(child, state, None, stop)]
             played.append((path, self._play_on(state, seat, stop)))
-        scores = [evaluate(state, seat) for _, state in played]
+        score = self.evaluate
+        scores = [score(state, seat) for _, state in played]
         running = [x for (_, state), x in zip(played, scores, strict=True)
                    if state.result is None]
         mean = sum(running) / len(running) if running else 0.0
@@ -360,7 +381,7 @@ class ISMCTSStrategy:
 
     def _reward(self, state: Any, seat: int) -> float:
         """``seat``'s reward in [0, 1] for the played-out ``state`` (module docstring)."""
-        score = evaluate(state, seat)
+        score = self.evaluate(state, seat)
         if state.result is not None or not self.center:
             return reward_of(score, self.reward_scale)
         # Centre on the mean score of this decision so far: the reward keeps its

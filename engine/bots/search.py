@@ -237,6 +237,14 @@ def _potential(state: Any, seat: int, public: bool) -> float:
     the order they come free (the queue from its head, each stack from its top);
     one hand card per empty array; plus a little for hand cards one or two
     values short of an array."""
+    placed, near = reach(state, seat, public)
+    return placed + near
+
+
+def reach(state: Any, seat: int, public: bool) -> tuple[int, float]:
+    """The two parts of :func:`_potential`: the cards ``seat`` could place at the
+    start of its next phase 1, and the credit for hand cards one or two values
+    short of an open array."""
     value = VALUE
     arrs = state.arrays[seat]
     closed = state.closed[seat]
@@ -283,7 +291,7 @@ def _potential(state: Any, seat: int, public: bool) -> float:
     near = 0.0
     for n in needs:
         near += 0.35 * counts[(n + 1) % N_VALUES] + 0.15 * counts[(n + 2) % N_VALUES]
-    return placed + near
+    return placed, near
 
 
 def evaluate(state: Any, seat: int) -> float:

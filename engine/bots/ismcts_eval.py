@@ -1,0 +1,85 @@
+"""The ``ismcts`` strategy's leaf evaluation: a learned estimate of the chance to win.
+
+``search.evaluate`` (kept as it is: it is ``search``'s own score) adds cards on
+arrays and 0.8 times the cards each seat could place next, with hand-set
+weights. This module scores the same kind of position by a logistic model of
+the final outcome: :func:`features` describes a position from one seat's side
+(every feature is that seat's figure minus the opponent's, so the score of one
+seat is minus the other's), and :data:`WEIGHTS` were fitted by
+``scripts/fit_evaluation.py`` (maximum likelihood, Newton's method) on the
+positions at every turn end of games that ``greedy`` played against itself --
+the policy that plays out the lines of the search -- labelled with who won.
+
+:func:`value` is then the log-odds that ``seat`` wins, and the search sets each
+move's value against the others' in the same world on that scale.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from engine.bots.search import ARRAY_LEN, reach
+
+#: Log-odds of a finished game (won: plus, lost: minus).
+WIN_LOGIT = 40.0
+#: The names of :func:`features`' entries, in order.
+FEATURES = ("placed", "closed", "reach", "near", "hand", "squares", "shortest",
+            "placed_late", "reach_late", "to_move")
+#: Fitted weights, one per feature (``scripts/fit_evaluation.py``; see its output).
+WEIGHTS = (0.0082, 0.1354, 0.0231, 0.0240, 0.1083, -0.0367, 0.2370, 0.2978, 0.3471, 0.0589)
+
+
+def features(state: Any, seat: int) -> list[float]:
+    """``seat``'s features of an unfinished ``state`` (:data:`FEATURES`), each
+    ``seat``'s figure minus the opponent's:
+
+    - ``placed``: cards on arrays, a closed array counted as its 12;
+    - ``closed``: closed arrays;
+    - ``reach``, ``near``: the two parts of :func:`engine.bots.search.reach`
+      (cards placeable at the start of the next phase 1; credit for hand cards
+      one or two values short), public cards counted for the seat to move;
+    - ``hand``: cards in hand;
+    - ``squares``: the sum of the squared array lengths over 12 (cards on few
+      arrays are nearer to closing them than the same cards spread);
+    - ``shortest``: cards on the shortest array (all three must close);
+    - ``placed_late``, ``reach_late``: ``placed`` and ``reach`` times the share
+      of the 72 cards both seats have placed (a lead weighs more near the end);
+    - ``to_move``: 1 when ``seat`` moves next, else -1.
+    """
+    other = 1 - seat
+    mover = state.current
+    sides = []
+    for s in (seat, other):
+        closed = state.closed[s]
+        lengths = [ARRAY_LEN if closed[a] else len(arr) for a, arr in enumerate(state.arrays[s])]
+        placed = sum(lengths)
+        ready, near = reach(state, s, mover == s)
+        sides.append((placed, sum(closed), ready, near, len(state.hands[s]),
+                      sum(n * n for n in lengths) / ARRAY_LEN, min(lengths)))
+    me, you = sides
+    diff = [a - b for a, b in zip(me, you, strict=True)]
+    stage = (me[0] + you[0]) / (2 * 3 * ARRAY_LEN)
+    diff.append(diff[0] * stage)
+    diff.append(diff[2] * stage)
+    diff.append(1.0 if mover == seat else -1.0)
+    return diff
+
+
+def value(state: Any, seat: int, weights: tuple[float, ...] = WEIGHTS) -> float:
+    """The log-odds that ``seat`` wins ``state``: +-:data:`WIN_LOGIT` when the game
+    is over (0 for a draw), else the weighted sum of :func:`features`."""
+    result = state.result
+    if result is not None:
+        if result.winner is None:
+            return 0.0
+        return WIN_LOGIT if result.winner == seat else -WIN_LOGIT
+    return sum(w * f for w, f in zip(weights, features(state, seat), strict=True))
+
+
+def win_chance(state: Any, seat: int) -> float:
+    """:func:`value` as a chance to win, rescaled to [-1, 1] (``2 p - 1``): moves
+    compared on it count a log-odds step for what it changes in the chance to win,
+    little in a game already won or lost."""
+    z = value(state, seat)
+    return 2.0 / (1.0 + math.exp(-z)) - 1.0
