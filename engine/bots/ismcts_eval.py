@@ -10,8 +10,13 @@ seat is minus the other's), and :data:`WEIGHTS` were fitted by
 positions at every turn end of games that ``greedy`` played against itself --
 the policy that plays out the lines of the search -- labelled with who won.
 
-:func:`value` is then the log-odds that ``seat`` wins, and the search sets each
-move's value against the others' in the same world on that scale.
+:func:`value` is then the log-odds that ``seat`` wins and :func:`win_chance`
+the chance itself (as ``2 p - 1``); the search sets each move's score against
+the others' in the same world on one of those scales (``ismcts``'s
+``evaluation``: ``learned`` and ``winprob``, the default). On the chance, a move
+counts for what it changes in the odds of winning, little where the game is
+won or lost whatever it does; the log-odds alone did no better than
+``search.evaluate`` (``engine.bots.ismcts`` records the runs).
 """
 
 from __future__ import annotations
