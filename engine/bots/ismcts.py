@@ -74,7 +74,7 @@ Measured (decided games; 2 shared, loaded cores, so small runs are noisy):
   ``search`` and 2001-2040 against ``greedy``, 400 games each, seats swapped):
   252:148 against ``search`` (63.0%, 95% 58.2-67.6%, Elo +92), 327:73 against
   ``greedy`` (81.8%, 77.7-85.2%, Elo +260); about 107 worlds per decision
-  (median). The same deals as the build before (next item): against
+  (median). The same deals as the build before (``cards``, below): against
   ``search`` it won 101 games that build lost and lost 78 it won; against
   ``greedy`` 75 and 52. The 60% goal is met on the point estimate (not by the
   whole interval); 85% is not.
@@ -92,8 +92,8 @@ Measured (decided games; 2 shared, loaded cores, so small runs are noisy):
   phase 2 in 44% of turns (1.0 on average; the rest of the 5 it holds on the
   seat's turn are fresh from the deck), and what a play-while-you-can opponent
   reveals is only that no kept card fits one of its arrays -- a constraint on
-  about one card, against three values in twelve; a determinization that
-  applied it to the whole hand was wrong in 19 of 29 turns of one game.
+  about one card, against three values in twelve; applied to the whole hand,
+  it was false at 19 of the seat's turns in one greedy game of 169 moves.
 - leaf evaluation, the same 150 deals against ``greedy``: a logistic model of
   the final outcome on ten features (``scripts/fit_evaluation.py``, 4000 greedy
   games; held-out log-loss 0.552 against 0.585 for ``search.evaluate`` at its
