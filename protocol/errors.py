@@ -258,7 +258,8 @@ class ProtocolError(Exception):
         match: the match the error is about, or None.
         versions: for ``unsupported_version``, the versions the server speaks.
         retry_after: for a refusal of pace (``rate_limited``, ``creating_too_fast``,
-            ``chat_rate_limited``), seconds until the same request may succeed.
+            ``chat_rate_limited``), seconds until the same request may succeed (sent
+            to the millisecond).
 
     Raises:
         ValueError: ``code`` is not in :data:`CODES`, or (for :class:`RemoteProtocolError`
@@ -318,7 +319,8 @@ class ProtocolError(Exception):
         return _error(code=self.code, message=cut(self.message, MAX_MESSAGE), id=echo,
                       field=cut(self.field, MAX_FIELD), match=self.match,
                       versions=list(self.versions) if self.versions is not None else None,
-                      retry_after=self.retry_after)
+                      retry_after=(None if self.retry_after is None
+                                   else round(self.retry_after, 3)))
 
     def to_message(self, id: int | None = None) -> dict[str, Any]:
         """The wire map of :meth:`to_event` (``type`` first, then code, message, id,

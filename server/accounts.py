@@ -274,7 +274,7 @@ class Accounts:
         wait = limiter.retry_after(key)
         if wait > 0:
             raise AccountError("rate_limited", f"too many {what}; try again in "
-                               f"{wait:.0f} s", retry_after=round(wait, 3))
+                               f"{wait:.0f} s", retry_after=wait)
 
     def _check_login_limits(self, key: str, address: str) -> None:
         self._check_limit(self.per_name, key, "failed logins for this name")

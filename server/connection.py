@@ -464,7 +464,7 @@ class ClientConnection:
                     wait = self.bucket.wait(now, cost)
                     self.push(Refusal("rate_limited", f"more than {self.config.rate:g} "
                                       "requests per second",
-                                      retry_after=round(wait, 3)).to_event(rid))
+                                      retry_after=wait).to_event(rid))
                     continue
                 wait = self.server.throttle.delay(self.address, now, cost)
                 if wait > 0:

@@ -192,11 +192,11 @@ class Quotas:
         addr = self._address(state.address)
         if state.creates.available(now) < 1.0:
             raise Refusal("creating_too_fast", f"you created {c.creates_per_minute} matches "
-                          "in the last minute", retry_after=_wait(state.creates, now))
+                          "in the last minute", retry_after=state.creates.wait(now))
         if not addr.creates.allow(now):
             raise Refusal("creating_too_fast", f"your address created "
                           f"{c.creates_per_minute_per_address} matches in the last minute",
-                          retry_after=_wait(addr.creates, now))
+                          retry_after=addr.creates.wait(now))
         state.creates.allow(now)
 
     # -- chat ---------------------------------------------------------------------
@@ -212,9 +212,4 @@ class Quotas:
         if state is not None and not state.chat.allow(now):
             raise Refusal("chat_rate_limited", f"more than {self.config.chat_rate:g} chat "
                           f"lines per second (bursts of {self.config.chat_burst})",
-                          retry_after=_wait(state.chat, now))
-
-
-def _wait(bucket: TokenBucket, now: float) -> float:
-    """A refusal's ``retry_after``: seconds until ``bucket`` has a token, in ms."""
-    return round(bucket.wait(now), 3)
+                          retry_after=state.chat.wait(now))
