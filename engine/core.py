@@ -8,6 +8,7 @@ owner at a time; ``clone()`` gives an independent copy. Nothing here does I/O.
 
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -257,14 +258,23 @@ class State(ABC):
         Equal states, equal digests, in every version."""
         return self.digest()
 
+    def _digest_head_hash(self) -> Any:
+        """The version-2 digests' start: a SHA-256 of the seed and the options (which
+        never change), made once per state and kept in its ``_digest_head`` slot;
+        callers ``copy()`` it before adding the state's changing parts."""
+        head = self._digest_head
+        if head is None:
+            head = self._digest_head = hashlib.sha256(
+                repr((self.seed, sorted(self.options.items()))).encode())
+        return head
+
     def digest_as(self, stored: str) -> str:
         """This state's digest in the version of ``stored`` (a digest journaled by
         this or an earlier build), so that every stored row stays checkable:
         ``state.digest_as(row.digest) == row.digest``. A version this game does not
         know gives :meth:`digest` (which then differs from ``stored``)."""
-        if stored.startswith(DIGEST_V2) and type(self).journal_digest is not State.journal_digest:
-            return self.journal_digest()
-        return self.digest()
+        # a game without a version 2 journals digest() itself: journal_digest() is it
+        return self.journal_digest() if stored.startswith(DIGEST_V2) else self.digest()
 
     @abstractmethod
     def clone(self) -> State:

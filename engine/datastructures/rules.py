@@ -240,10 +240,7 @@ class DSState(State):
         stacks, hands, (a0, a1) = self.stacks, self.hands, self.arrays
         piles = [self.deck, self.discard, self.recycle, self.queue,
                  *stacks, *hands, *a0, *a1]
-        head = self._digest_head
-        if head is None:
-            head = self._digest_head = hashlib.sha256(
-                repr((self.seed, sorted(self.options.items()))).encode())
+        head = self._digest_head_hash()
         closed = self.closed
         result, mulligan, phase = self.result, self.last_mulligan, self.phase
         tail = self._digest_tail   # last_mulligan is never mutated, only replaced

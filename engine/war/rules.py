@@ -387,10 +387,7 @@ class WarState(State):
             last_table: list[int | None] | tuple[()] = ()
         else:
             number, winner, last_table = last
-        head = self._digest_head
-        if head is None:
-            head = self._digest_head = hashlib.sha256(
-                repr((self.seed, sorted(self.options.items()))).encode())
+        head = self._digest_head_hash()
         digest = head.copy()
         digest.update(_DIGEST_HEADER.pack(len(d0), len(d1), len(table), len(last_table),
                                           p0 + 2 * p1, self.battle, self.wars,
