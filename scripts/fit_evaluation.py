@@ -19,9 +19,9 @@ import random
 import sys
 from typing import Any
 
-from engine.bots.greedy import choose_on_board
 from engine.bots.ismcts_eval import FEATURES, features
-from engine.bots.search import board_from_state, evaluate
+from engine.bots.ismcts_policy import greedy_playout
+from engine.bots.search import evaluate
 from engine.playout import play_out
 from engine.registry import get_game
 
@@ -45,8 +45,7 @@ def positions(games: int, seed: int) -> tuple[Rows, Rows]:
             if state.turn != turn[0]:
                 turn[0] = state.turn
                 seen.append((features(state, 0), evaluate(state, 0)))
-            return legal[0] if len(legal) == 1 else choose_on_board(
-                board_from_state(state, mover), legal, rng)
+            return legal[0] if len(legal) == 1 else greedy_playout(state, mover, legal, rng)
 
         play_out(state, choose, values=True, max_moves=5000)
         winner = state.result.winner
