@@ -178,11 +178,16 @@ class JournalRow(Protocol):
     def by(self) -> str: ...
 
 
+def played(kind: str, by: str) -> bool:
+    """Whether a journal row of ``kind`` made ``by`` is the seat's own intent (``by`` in
+    :data:`PLAYED_BY`): intents the turn timer or a bot played for a seat, and
+    resignations and forfeits, are not."""
+    return kind == "intent" and by in PLAYED_BY
+
+
 def played_seats(journal: Iterable[JournalRow]) -> set[int]:
-    """The seats that made at least one intent themselves (``by`` in :data:`PLAYED_BY`):
-    intents the turn timer or a bot played for a seat, and resignations and
-    forfeits, are not the seat's own intents."""
-    return {row.seat for row in journal if row.kind == "intent" and row.by in PLAYED_BY}
+    """The seats that made at least one intent themselves (:func:`played`)."""
+    return {row.seat for row in journal if played(row.kind, row.by)}
 
 
 def counts(journal: Iterable[JournalRow], seats: int = 2) -> bool:

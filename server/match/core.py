@@ -58,7 +58,7 @@ from server.match.effects import (
 from server.match.history import EventHistory
 from server.match.window import SeqWindow
 from server.ratelimit import TokenBucket
-from server.ratings import PLAYED_BY, played_seats
+from server.ratings import played, played_seats
 from server.replay import ReplayError, new_match_state, rebuild
 from server.store import JournalEntry, MatchRecord, RatingChange, SeatRecord, SeatTimers
 
@@ -918,7 +918,7 @@ class MatchCore:
         entry = JournalEntry(seq, kind, seat, intent, reason, by, 0.0,
                              self.state.journal_digest())
         finished = None if outcome is None else (outcome.winner, outcome.reason)
-        if kind == "intent" and by in PLAYED_BY:   # as played_seats() counts a row
+        if played(kind, by):   # as played_seats() counts the row
             self.played.add(seat)
         ratings: tuple[RatingChange, ...] = ()
         if outcome is not None and self.status != "finished" and self.rated:
