@@ -630,13 +630,15 @@ class Controller:
                          f"seat {seat + 1 if isinstance(seat, int) else '?'}")
             await self.refresh()
 
-    async def join(self, match: str) -> None:
-        """Take a seat in ``match``."""
+    async def join(self, match: str, words: str = "joined") -> bool:
+        """Take a seat in ``match`` (said as "``words`` match ..."); whether it did."""
         reply = await self.call({"type": "join", "match": match})
-        if reply is not None:
-            seat = reply.get("seat")
-            self._seated(match, f"joined match {match}, seat "
-                         f"{seat + 1 if isinstance(seat, int) else '?'}")
+        if reply is None:
+            return False
+        seat = reply.get("seat")
+        self._seated(match, f"{words} match {match}, seat "
+                     f"{seat + 1 if isinstance(seat, int) else '?'}")
+        return True
 
     async def watch(self, match: str) -> None:
         """Watch ``match`` as a spectator."""
@@ -757,13 +759,9 @@ class Controller:
 
     async def _join_rematch(self, match: str) -> bool:
         """Take the open seat of the rematch the opponent offered; False if it is gone."""
-        reply = await self.call({"type": "join", "match": match})
-        if reply is None:
+        if not await self.join(match, "rematch: joined"):
             return False
-        seat = reply.get("seat")
         self.model.follow = match
-        self._seated(match, f"rematch: joined match {match}, seat "
-                     f"{seat + 1 if isinstance(seat, int) else '?'}")
         return True
 
     async def settle_rematch(self, mv: MatchView) -> None:
