@@ -113,6 +113,8 @@ class ServerError(SessionError):
         code: the error code (see protocol.errors.CODES).
         message: the server's human-readable text.
         reply: the whole error message (``field``, ``match``, ``versions``...).
+        retry_after: a refusal of pace's seconds until the request may succeed (None:
+            the error carried none, or not a number).
     """
 
     def __init__(self, code: str, message: str, reply: dict[str, Any] | None = None) -> None:
@@ -123,6 +125,8 @@ class ServerError(SessionError):
         self.field = self.reply.get("field")
         self.match = self.reply.get("match")
         self.versions = self.reply.get("versions")
+        wait = self.reply.get("retry_after")
+        self.retry_after: float | None = wait if isinstance(wait, (int, float)) else None
 
 
 class ConnectionLost(SessionError):

@@ -373,9 +373,8 @@ class BotRunner:
             try:
                 return await self.session.request(msg)
             except ServerError as exc:
-                wait = exc.reply.get("retry_after")
-                if exc.code not in PACED or not isinstance(wait, (int, float)) \
-                        or attempt == PACED_RETRIES:
+                wait = exc.retry_after
+                if exc.code not in PACED or wait is None or attempt == PACED_RETRIES:
                     raise
                 self.on_event(f"{exc.code}: sending it again in {wait:.1f} s")
                 await trio.sleep(wait)
@@ -454,8 +453,7 @@ class BotRunner:
                     log.debug("intent refused (%s); acting on the next snapshot", exc.code)
                     continue
                 if exc.code == "rate_limited":   # not run: act again once it may succeed
-                    wait = exc.reply.get("retry_after")
-                    wait = wait if isinstance(wait, (int, float)) else 1.0
+                    wait = 1.0 if exc.retry_after is None else exc.retry_after
                     log.info("intent refused (rate_limited); acting again in %.2f s", wait)
                     await trio.sleep(wait)
                     consumed = serial - 1
