@@ -89,7 +89,7 @@ class Adoption:
             log.warning("adoption scan at start failed: %s; trying again", exc)
             self._wake.set()
         registry = self.node.registry
-        registry.on_nodes_gone = self._nodes_gone
+        registry.on_nodes_gone.append(self._nodes_gone)
         registry.on_lease_lost = self._lease_lost
         nursery.start_soon(self._whenever, "_wake", partial(self.scan, own=False), "scan")
         nursery.start_soon(self._whenever, "_check", self.check_owners, "ownership check")

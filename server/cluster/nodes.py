@@ -55,8 +55,9 @@ class NodeRegistry:
         #: called with this node's name when a renewal finds the lease already gone
         #: (this node was presumed dead: its matches may have been adopted)
         self.on_lease_lost: Callable[[], None] | None = None
-        #: called with the names of nodes whose lease expired since the last refresh
-        self.on_nodes_gone: Callable[[set[str]], None] | None = None
+        #: each called with the names of nodes whose lease expired since the last
+        #: refresh (adoption and the relay both listen)
+        self.on_nodes_gone: list[Callable[[set[str]], None]] = []
 
     async def register(self) -> None:
         """Take this node's lease and publish its address.
@@ -99,8 +100,9 @@ class NodeRegistry:
             live[name] = NodeInfo(name, info["advertise"], info["started"])
         gone = set(self.live_nodes) - set(live)
         self.live_nodes = live
-        if gone and self.on_nodes_gone is not None:
-            self.on_nodes_gone(gone)
+        if gone:
+            for listener in self.on_nodes_gone:
+                listener(gone)
         return live
 
     def addresses(self) -> list[str]:

@@ -139,6 +139,7 @@ class Relay:
         self.redis = node.redis
         self.name = node.name
         self.registry = node.registry
+        self.registry.on_nodes_gone.append(self.nodes_gone)  # the registry sees them go
         self.host = host
         self.timeout = timeout
         #: match id -> the node that owns it (as last looked up)
@@ -318,16 +319,10 @@ class Relay:
         return True
 
     async def _expire_loop(self) -> None:
-        """Answer ``unavailable`` to every relayed request past its deadline, and see
-        to the nodes whose lease the registry found gone (:meth:`nodes_gone`)."""
-        live = set(self.registry.live_nodes)
+        """Answer ``unavailable`` to every relayed request past its deadline."""
         while True:
             await trio.sleep(min(self.timeout / 10, 0.5))
             self._expire(lambda deadline, owner: deadline <= trio.current_time())
-            now = set(self.registry.live_nodes)
-            if live - now:
-                self.nodes_gone(live - now)
-            live = now
 
     def _expire(self, due: Callable[[float, str], bool]) -> None:
         now = trio.current_time()

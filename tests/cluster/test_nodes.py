@@ -21,7 +21,7 @@ async def test_two_nodes_see_each_other_and_a_dead_one_drops_out(redis_url: str)
         await a.refresh()
         assert a.addresses() == ["127.0.0.1:7001", "127.0.0.1:7002"]
         gone: list[set[str]] = []
-        a.on_nodes_gone = gone.append
+        a.on_nodes_gone.append(gone.append)
         await redis.delete([keys.alive("b")])  # b dies: its lease is gone
         await a.refresh()
         assert not a.is_alive("b") and gone == [{"b"}]
