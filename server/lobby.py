@@ -539,10 +539,7 @@ class Lobby:
         page, after = self.listing.page(self.matches.values(), game, status, limit, cursor,
                                         trio.current_time())
         queues = {name: len(self.queues.get(name, [])) for name in game_names()}
-        rated = {name: len(self.rated_queues.get(name, [])) for name in game_names()}
-        fields: dict[str, Any] = {"next": after} if after is not None else {}
-        self._ok(session, rid, matches=[m.summary() for m in page], queues=queues,
-                 rated_queues=rated, **fields)
+        self._page(session, rid, [m.summary() for m in page], after, queues)
 
     async def _list_cluster(self, session: Session, rid: int | None, game: str | None,
                             status: str | None, limit: int, cursor: str | None) -> None:
@@ -550,9 +547,15 @@ class Lobby:
         ``queues`` counts the cluster's casual queues, ``rated_queues`` this node's."""
         assert self.directory is not None
         page, after, queues = await self.directory.page(game, status, limit, cursor)
+        self._page(session, rid, page, after, queues)
+
+    def _page(self, session: Session, rid: int | None, summaries: list[dict[str, Any]],
+              after: str | None, queues: dict[str, int]) -> None:
+        """Answer a listing: its page of summaries, the cursor of the next page (when
+        there is one), the casual ``queues`` and this node's rated queues."""
         rated = {name: len(self.rated_queues.get(name, [])) for name in game_names()}
         fields: dict[str, Any] = {"next": after} if after is not None else {}
-        self._ok(session, rid, matches=page, queues=queues, rated_queues=rated, **fields)
+        self._ok(session, rid, matches=summaries, queues=queues, rated_queues=rated, **fields)
 
     def _game_and_options(self, msg: dict[str, Any]) -> tuple[str, dict[str, Any], bool]:
         """The request's game, its normalized options and whether it asks for a rated
