@@ -66,7 +66,7 @@ def _table(table: list[int | None]) -> tuple[list[list[str]], list[str | None]]:
             card = step[2 + seat]
             if card is not None:
                 up[seat] = STRINGS[card]
-                cards[seat].append(STRINGS[card])
+                cards[seat].append(up[seat])
     return cards, up
 
 
@@ -87,7 +87,7 @@ def view(state: WarState, seat: int | None) -> View:
     else:
         flipped = [False, False]
     pending = state.pending
-    waiting = [s for s in (0, 1) if pending[s]]
+    waiting = list(state.to_move())
     last = None
     if state.last is not None:
         number, winner, last_table = state.last
