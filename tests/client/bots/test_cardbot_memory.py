@@ -19,6 +19,13 @@ def first_legal(view: dict, legal: list) -> dict:
     return legal[0]
 
 
+def _interruptible() -> None:
+    """Run in the child before exec: Ctrl-C at its default, as in a terminal. A suite
+    started as a background job of a non-interactive shell ignores SIGINT, the child
+    inherits that, and Python then installs no KeyboardInterrupt handler at all."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 async def test_a_restarted_bot_resumes_its_seat(start_server, tmp_path: Path) -> None:
     server = await start_server()
     state = ClientState(tmp_path / "state")
@@ -66,7 +73,8 @@ async def test_cardbot_resumes_after_ctrl_c(start_server) -> None:
     command = [str(CARDBOT), "connect", f"127.0.0.1:{server.port}", "--game", "war",
                "--create", "--vs-bot", "random", "--option", "cap=5000", "--name", "robo"]
     first = await trio.lowlevel.open_process([*command, "--think", "0.05"],
-                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                             preexec_fn=_interruptible)
     assert first.stdout is not None
     out = b""
     with trio.fail_after(15):
