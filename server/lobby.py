@@ -389,12 +389,8 @@ class Lobby:
                           key=lambda m: m.created, reverse=True)
         skipped = {m.id for m in finished[RESUME_FINISHED:]}
         for match in matches:
-            if match.id in skipped:
-                continue
-            try:
-                await match.submit(cmd.Attach(session.id), session)
-            except MatchClosed:
-                pass
+            if match.id not in skipped:
+                await match.attach(session)
         if self.relay is not None:
             try:
                 await self.relay.attached(session)  # and the matches other nodes run

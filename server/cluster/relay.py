@@ -52,8 +52,7 @@ from server import metrics
 from server.cluster import keys
 from server.cluster.node import ClusterNode
 from server.direct import DIRECT
-from server.match import commands as cmd
-from server.match.task import Match, MatchClosed
+from server.match.task import Match
 from server.session import Message, Session
 
 log = logging.getLogger("cardserver.cluster")
@@ -471,12 +470,8 @@ class Relay:
         in that one), each sending it a fresh snapshot."""
         for match_id in sorted(session.match_ids() if only is None else {only}):
             match = self.host.matches.get(match_id)
-            if match is None:
-                continue
-            try:
-                await match.submit(cmd.Attach(session.id), session)
-            except MatchClosed:
-                pass
+            if match is not None:
+                await match.attach(session)
 
     def _paired(self, owner: str, session_id: str, match_id: str, game: str) -> None:
         """The waiting session ``session_id`` of this node was paired by ``owner``."""

@@ -428,17 +428,24 @@ class Match:
             # cluster mode: nothing runs through the core before its commit is known
             try:
                 if self._nursery is not None:
-                    self._nursery.start_soon(self._submit_quietly, cmd.Detach(session.id))
+                    self._nursery.start_soon(self.submit_quietly, cmd.Detach(session.id))
             except RuntimeError:
                 pass  # the match task is ending (shutdown)
             return
         self._run_core(None, cmd.Detach(session.id))
 
-    async def _submit_quietly(self, command: cmd.Command) -> None:
+    async def submit_quietly(self, command: cmd.Command, session: Session | None = None
+                             ) -> None:
+        """:meth:`submit`, doing nothing if the match task has ended."""
         try:
-            await self.submit(command)
+            await self.submit(command, session)
         except MatchClosed:
             pass
+
+    async def attach(self, session: Session) -> None:
+        """Mark ``session`` present in this match, which sends it a fresh snapshot
+        (nothing if the match task has ended)."""
+        await self.submit_quietly(cmd.Attach(session.id), session)
 
     # -- the task -------------------------------------------------------------
 
@@ -700,10 +707,7 @@ class Match:
 
     async def _resubmit(self, command: cmd.Command, delay: float) -> None:
         await trio.sleep(delay)
-        try:
-            await self.submit(command)
-        except MatchClosed:
-            pass
+        await self.submit_quietly(command)
 
     def _internal_error(self, session: Session | None, command: cmd.Command) -> None:
         self._tell_failed(session, command, "internal_error",
