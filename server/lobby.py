@@ -677,6 +677,41 @@ class Lobby:
         self.matches[match.id] = match
         self.listing.changed()
 
+    async def _start_pair(self, game: str, options: dict[str, Any], waited: Waiting,
+                          came: tuple[Session, str], wait_on: Callable[[], Awaitable[None]],
+                          *, charge: Session | None = None, rated: bool = False) -> Match:
+        """Create and launch the match of a pair from a queue (not yet run): ``waited``
+        waited longer, so the match plays the seed it was promised; ``came`` is the
+        other player and its client seed; the seats are drawn at random. ``charge``
+        pays the create quota.
+
+        Raises:
+            Refusal: the server is full, or ``charge``'s create quota is spent.
+            StoreError: the store refused the match.
+            (anything else the launch raises, Cancelled included): in every case
+            the two sessions hold no seat of the match, and ``wait_on()`` (shielded)
+            has put the pair back where they waited.
+        """
+        other, client_seed_came = came
+        match = Match.create(self.ctx, tokens.new_match_id(), game, options,
+                             self.config.turn_timer, "forfeit", waited.seed, waited.salt,
+                             rated=rated)
+        try:
+            self._check_capacity()
+            if charge is not None:
+                self.quotas.charge_create(charge.id)
+            first = secrets.randbelow(2)
+            match.seat_session(first, waited.session, client_seed=waited.client_seed)
+            match.seat_session(1 - first, other, client_seed=client_seed_came)
+            await self._launch(match)
+        except BaseException:
+            for seated in (waited.session, other):
+                seated.seats = {s for s in seated.seats if s[0] != match.id}
+            with trio.CancelScope(shield=True):
+                await wait_on()
+            raise
+        return match
+
     async def _run(self, match: Match) -> None:
         assert self._nursery is not None, "lobby not started"
         await self._nursery.start(match.run)
@@ -708,21 +743,15 @@ class Lobby:
             self._ok(session, rid, game=game,
                      commitment=fairness.commitment(entry.seed, entry.salt))
             return
-        self._check_capacity()
-        self.quotas.charge_create(session.id)
         other = waiting.pop(partner)
         other.session.queued.discard(game)
-        match = Match.create(self.ctx, tokens.new_match_id(), game, options,
-                             self.config.turn_timer, "forfeit", other.seed, other.salt)
-        first = secrets.randbelow(2)
-        match.seat_session(first, other.session, client_seed=other.client_seed)
-        match.seat_session(1 - first, session, client_seed=client_seed(msg))
-        try:
-            await self._launch(match)
-        except Exception:  # the store refused the match: the partner waits on
+
+        async def wait_on() -> None:
             waiting.insert(partner, other)
             other.session.queued.add(game)
-            raise
+
+        match = await self._start_pair(game, options, other, (session, client_seed(msg)),
+                                       wait_on, charge=session)
         log.info("match %s paired from the %s queue: %s vs %s", match.id, game,
                  other.session.id, session.id)
         self._ok(session, rid, game=game)
@@ -746,21 +775,15 @@ class Lobby:
                      commitment=fairness.commitment(entry.seed, entry.salt))
             return
         other = self._partner_session(partner)
-        match = Match.create(self.ctx, tokens.new_match_id(), game, options,
-                             self.config.turn_timer, "forfeit", partner.seed, partner.salt)
-        try:
-            self._check_capacity()
-            self.quotas.charge_create(session.id)
-            first = secrets.randbelow(2)
-            match.seat_session(first, other, client_seed=partner.client_seed)
-            match.seat_session(1 - first, session, client_seed=entry.client_seed)
-            await self._launch(match)
-        except BaseException:
-            for seated in (other, session):  # the partner waits on, at the queue's head
-                seated.seats = {s for s in seated.seats if s[0] != match.id}
-            with trio.CancelScope(shield=True):
-                await self.matchmaker.put_back(game, partner)
-            raise
+        matchmaker = self.matchmaker
+
+        async def wait_on() -> None:  # at the queue's head
+            await matchmaker.put_back(game, partner)
+
+        match = await self._start_pair(
+            game, options, Waiting(other, options, partner.client_seed, partner.seed,
+                                   partner.salt),
+            (session, entry.client_seed), wait_on, charge=session)
         assert self.cluster is not None
         if partner.node == self.cluster.name:
             other.queued.discard(game)
@@ -828,24 +851,25 @@ class Lobby:
             Refusal: ``not_supported`` when the server holds its maximum of matches.
         """
         waiting = self.rated_queues.get(game, [])
-        for first, second in ratings.pair_seekers(waiting, trio.current_time()):
-            self._check_capacity()
-            waiting.remove(first)
-            waiting.remove(second)
+        for pair in ratings.pair_seekers(waiting, trio.current_time()):
+            first, second = pair  # the longer-waiting first: the match plays its seed
             one, two = first.ref, second.ref
             assert isinstance(one, Session) and isinstance(two, Session)
-            one.queued.discard(game)
-            two.queued.discard(game)
             entries = [self.rated_seeds.pop((game, s.id), None) or self._waiting(s, {}, {})
                        for s in (one, two)]
-            older = entries[0] if first.since <= second.since else entries[1]
-            match = Match.create(self.ctx, tokens.new_match_id(), game, dict(first.options),
-                                 self.config.turn_timer, "forfeit", older.seed, older.salt,
-                                 rated=True)
-            seat = secrets.randbelow(2)
-            match.seat_session(seat, one, client_seed=entries[0].client_seed)
-            match.seat_session(1 - seat, two, client_seed=entries[1].client_seed)
-            await self._launch(match)
+            for seeker, entry in zip(pair, entries, strict=True):
+                waiting.remove(seeker)
+                entry.session.queued.discard(game)
+
+            async def wait_on(pair: tuple[ratings.Seeker, ratings.Seeker] = pair,
+                              entries: list[Waiting] = entries) -> None:
+                for seeker, entry in zip(pair, entries, strict=True):
+                    waiting.append(seeker)
+                    entry.session.queued.add(game)
+                    self.rated_seeds[(game, entry.session.id)] = entry
+
+            match = await self._start_pair(game, dict(first.options), entries[0],
+                                           (two, entries[1].client_seed), wait_on, rated=True)
             log.info("match %s paired from the rated %s queue: %s (%.0f) vs %s (%.0f)",
                      match.id, game, one.id, first.rating, two.id, second.rating)
             await self._run(match)

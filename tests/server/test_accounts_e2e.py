@@ -333,3 +333,22 @@ async def test_a_rated_match_survives_a_restart_and_still_rates(start_server: St
     assert [c["rating_after"] for c in result["ratings"]] == [w.rating for w in want]
     board = (await resumed[0].expect_ok("leaderboard", game="war"))["entries"]
     assert {e["name"] for e in board} == {"alice", "bob"}
+
+
+async def test_a_rated_pair_the_store_refuses_waits_on(start_server: Start, connect: Connect,
+                                                       allow_error_logs: None) -> None:
+    from tests.server.test_errors import _refuse_one_match
+
+    server = await start_server()
+    low, mid = await _account(server, connect, "low"), await _account(server, connect, "mid")
+    first = await low.expect_ok("queue", game="war", rated=True, client_seed="a1")
+    refused = _refuse_one_match(server)
+    await mid.expect_ok("queue", game="war", rated=True, client_seed="b2")  # then it fails
+    assert len(refused) == 1
+    assert all(s.seats == set() for s in server.lobby.sessions.values())
+    # both wait on with the seeds they were promised, and the next pass pairs them
+    snap = await mid.wait_push(lambda m: m["type"] == "snapshot", timeout=5)
+    assert sorted(p["name"] for p in snap["players"]) == ["low", "mid"]
+    assert snap["match"] != refused[0]
+    assert snap["commitment"] == first["commitment"] and sorted(snap["client_seeds"]) == \
+        ["a1", "b2"]

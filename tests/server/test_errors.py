@@ -208,3 +208,35 @@ async def test_a_failing_match_task_does_not_take_the_server_down(start_server, 
             await trio.sleep(0.01)
     await bob.expect_error("no_such_match", "intent", match=mid, seq=0, intent={"type": "flip"})
     await alice.expect_ok("create", game="war")
+
+
+def _refuse_one_match(server) -> list[str]:
+    """Make the store refuse the next match it is asked to create; the refused ids."""
+    from server.store import StoreError
+
+    real, refused = server.store.create_match, []
+
+    def once(rec):
+        server.store.create_match = real
+        refused.append(rec.id)
+        raise StoreError("disk full")
+
+    server.store.create_match = once
+    return refused
+
+
+async def test_a_queue_pair_the_store_refuses_leaves_the_partner_waiting(
+        start_server, connect, allow_error_logs) -> None:
+    server = await start_server()
+    alice, bob, carol = [await connect(server, n) for n in ("alice", "bob", "carol")]
+    await alice.expect_ok("queue", game="war")
+    refused = _refuse_one_match(server)
+    await bob.expect_error("internal_error", "queue", game="war")
+    assert len(refused) == 1
+    sessions = server.lobby.sessions.values()
+    assert all(s.seats == set() for s in sessions)  # no seat of the match that never was
+    assert (await carol.expect_ok("matches"))["queues"]["war"] == 1  # alice waits on
+    await carol.expect_ok("queue", game="war")
+    snap = await carol.wait_push(lambda m: m["type"] == "snapshot")
+    assert sorted(p["name"] for p in snap["players"]) == ["alice", "carol"]
+    assert snap["match"] != refused[0]
