@@ -34,7 +34,7 @@ from server.logvolume import LogVolume
 from server.metrics_http import MetricsEndpoint
 from server.ratelimit import AddressThrottle
 from server.services import Services
-from server.store import Store
+from server.store import Store, StoreError
 from server.tls import accept_tls, server_context
 
 log = logging.getLogger("cardserver")
@@ -119,6 +119,7 @@ class Server:
 
     async def _run(self, listeners: list[trio.SocketListener], task_status: Any) -> None:
         async with trio.open_nursery() as matches:
+            matches.start_soon(self._fold_store)
             if self.cluster is not None:
                 await matches.start(self.cluster.run)
             if self._metrics_listeners:
@@ -146,6 +147,18 @@ class Server:
                     await self.cluster.registry.leave()
             matches.cancel_scope.cancel()
         log.info("stopped")
+
+    async def _fold_store(self) -> None:
+        """Fold the store's redo log every ``--journal-fold`` seconds while writes
+        wait in it: how far behind the server another process reading its store
+        may be (``cardserver replay``, ``leaderboard``, a backup)."""
+        while True:
+            await trio.sleep(self.config.journal_fold)
+            if self.store.unfolded:
+                try:
+                    self.store.fold()
+                except StoreError as exc:   # the writes stay in the log: tried again
+                    log.error("store %s: %s", self.config.db, exc)
 
     async def _accept(self, listeners: list[trio.SocketListener], nursery: trio.Nursery,
                       scope: trio.CancelScope) -> None:
@@ -260,7 +273,8 @@ async def serve(config: ServerConfig, *, signals: bool = False,
         TLSFileError: the TLS certificate or key cannot be used.
     """
     tls = None if config.tls_cert is None else server_context(config.tls_cert, config.tls_key)
-    store = Store(config.db, exclusive=True, hold_file=config.store_lock == "exclusive")
+    store = Store(config.db, exclusive=True, hold_file=config.store_lock == "exclusive",
+                  redo_log=config.journal_log == "on")
     log.info("store %s", config.db)
     server = Server(config, store, tls)
     try:

@@ -69,6 +69,16 @@ class ServerConfig:
                              "(no file locks per commit, about 4 µs less each; nothing else "
                              "can open it until the server stops)",
                              choices=("shared", "exclusive"))
+    journal_log: str = option("on", "on: each write is appended to a redo log beside the "
+                              "store (PATH-redo) before it is answered, and SQLite commits "
+                              "every --journal-fold seconds (the same durability: a write "
+                              "survives the process being killed; other processes reading "
+                              "the store see it that much later); off: one SQLite commit "
+                              "a write", choices=("on", "off"))
+    journal_fold: float = option(0.05, "with --journal-log on: seconds between SQLite's "
+                                 "commits of the redo log's writes (what another process "
+                                 "reading the running server's store may miss)", unit="s",
+                                 **POSITIVE)
     tls_cert: Path | None = option(None, "PEM certificate chain: the port then speaks TLS "
                                    "only (with --tls-key)", shown="off (plain TCP)")
     tls_key: Path | None = option(None, "PEM private key of --tls-cert", shown="off")

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from server import redo
 from server.ratings import Rating, rate_match, scores
 
 log = logging.getLogger("cardserver.store")
@@ -43,7 +44,7 @@ log = logging.getLogger("cardserver.store")
 FILE_MODE = 0o600
 
 #: The schema version this code writes; :data:`MIGRATIONS` leads every older one here.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 #: Version 1: sessions, matches, seats, watchers and the journal.
 SCHEMA = """
@@ -170,6 +171,16 @@ ALTER TABLE seats ADD COLUMN client_seed TEXT;
 ALTER TABLE matches ADD COLUMN timers TEXT;
 ALTER TABLE journal ADD COLUMN timers TEXT;
 """,
+    # the position of the last redo-log record (server/redo.py) folded into the file,
+    # committed with the writes it folds; a version of the code from before the log
+    # refuses the file instead of ignoring a log it would lose
+    5: """
+CREATE TABLE redo_folded (
+    id INTEGER PRIMARY KEY CHECK (id = 0),
+    position INTEGER NOT NULL
+);
+INSERT INTO redo_folded VALUES (0, 0);
+""",
 }
 
 
@@ -188,6 +199,15 @@ _MATCH_COLUMNS = ("id, game, options, seed, salt, turn_timer, abandon, status, c
 #: 3-4 % more). The WAL file grows to about 16 MiB and is reused from its start.
 #: Durability is unchanged: every commit is in the WAL before it returns.
 CHECKPOINT_PAGES = 4000
+
+#: With the redo log, the most records it holds: the write that reaches it folds
+#: at once (the server folds every ``--journal-fold`` seconds, 0.05 by default;
+#: this bounds the log and the open transaction of a server too busy to run its
+#: folding task in time).
+FOLD_RECORDS = 2000
+
+#: The statement that records the folded position with the writes it folds.
+_FOLDED = "UPDATE redo_folded SET position = ? WHERE id = 0"
 
 
 class StoreError(Exception):
@@ -503,6 +523,26 @@ class _Transaction:
             store._write(statements)
 
 
+class _Recorder:
+    """The connection as :meth:`Store._transaction` hands it out with the redo log:
+    ``execute`` runs a statement and keeps it (but a ``SELECT``) for the log.
+    Replayed on the state it ran on, each statement does what it did (the store's
+    SQL calls no function whose result varies: times and ids come as arguments)."""
+
+    __slots__ = ("db", "statements")
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.statements: list[tuple[str, tuple[Any, ...]]] = []
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
+        """Run ``sql`` (kept for the log unless it only reads)."""
+        cursor = self.db.execute(sql, args)
+        if not sql.lstrip().upper().startswith("SELECT"):
+            self.statements.append((sql, tuple(args)))
+        return cursor
+
+
 class Store:
     """The SQLite store. One instance per server; not shared between threads.
 
@@ -511,7 +551,7 @@ class Store:
     """
 
     def __init__(self, path: Path | str, exclusive: bool = False,
-                 hold_file: bool = False) -> None:
+                 hold_file: bool = False, redo_log: bool = True) -> None:
         """Open (creating if needed) the store at ``path``; ``":memory:"`` for tests.
 
         Args:
@@ -524,12 +564,32 @@ class Store:
                 else can read the file meanwhile (``cardserver replay`` and
                 ``leaderboard`` refuse it with a message naming ``--store-lock``).
                 Durability is unchanged: each commit is in the WAL before it returns.
+            redo_log: (with ``exclusive``, a file) write through a redo log
+                (:mod:`server.redo`, below); False: one SQLite commit a write.
+
+        With the redo log, every write runs in one long SQLite transaction and is
+        appended to ``PATH-redo`` before it returns (in the page cache: it survives
+        the process being killed, as a commit does); :meth:`fold` commits the
+        transaction, with the log's position, and empties the log. Reads through
+        this store see every write; other processes see what was last folded.
+        Whoever opens the store first replays the log's records after the folded
+        position (the server, which holds the lock, always; another process only
+        when no server holds the lock), so none is lost whatever ``redo_log`` says.
 
         Raises:
             StoreError: the file cannot be opened: (exclusive) another server holds
-                it, or a server that holds the file runs.
+                it, or a server that holds the file runs; a record of the redo log
+                cannot be replayed.
         """
         self._lock: Any = None
+        #: the redo log writes go through (None: a commit a write)
+        self._redo: redo.RedoLog | None = None
+        #: the position of the last record written to the log (or replayed from it)
+        self._position = 0
+        #: records written since the last fold
+        self._unfolded = 0
+        #: fold after the next write (it finishes a match)
+        self._fold_next = False
         #: statements collected by :meth:`transaction` (None: write at once)
         self._pending: list[tuple[str, tuple[Any, ...]]] | None = None
         try:
@@ -552,9 +612,13 @@ class Store:
             _migrate(self._db)
             #: the cursor :meth:`_write` runs its transactions through
             self._cursor = self._db.cursor()
+            if str(path) != ":memory:":
+                self._open_redo(Path(path), exclusive, redo_log)
         except (sqlite3.Error, OSError, StoreError) as exc:
             if self._lock is not None:
                 self._lock.close()
+            if self._redo is not None:
+                self._redo.close()
             if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
                 raise StoreError(
                     f"cannot open store {path}: a running cardserver holds it (it keeps "
@@ -564,12 +628,159 @@ class Store:
             raise StoreError(f"cannot open store {path}: {exc}") from exc
         self.path = path
 
+    def _open_redo(self, path: Path, exclusive: bool, redo_log: bool) -> None:
+        """Replay the redo log if this process may (it holds the lock, or nobody
+        does), and open it for writing when ``exclusive`` and ``redo_log``."""
+        log_path = redo.redo_path(path)
+        if exclusive:
+            self._replay(log_path)
+            if redo_log:
+                self._redo = redo.RedoLog(log_path, FILE_MODE)
+            return
+        try:
+            if log_path.stat().st_size == 0:
+                return
+        except FileNotFoundError:
+            return
+        try:
+            lock = _lock_file(lock_path(path))
+        except StoreError:   # a running server: read what it has folded
+            return
+        try:
+            self._replay(log_path)
+        finally:
+            lock.close()
+
+    def _replay(self, log_path: Path) -> None:
+        """Apply every record of the log after the folded position, in one
+        transaction with the new position; then empty the log. Idempotent: a
+        crash before the commit leaves the log to be replayed again, one after it
+        leaves records whose positions are folded (skipped).
+
+        Raises:
+            StoreError: a record's statement fails (nothing of the log is applied).
+            OSError, sqlite3.Error: the log or the file cannot be read or written.
+        """
+        contents = redo.read(log_path)
+        (folded,) = self._db.execute("SELECT position FROM redo_folded").fetchone()
+        self._position = folded
+        if contents.torn:
+            log.warning("redo log %s: a torn record at byte %d of %d (a crash inside a "
+                        "write, whose write never returned): dropped", log_path,
+                        contents.valid, contents.size)
+        applied = 0
+        if any(r.position > folded for r in contents.records):
+            self._cursor.execute("BEGIN")
+            try:
+                for record in contents.records:
+                    if record.position <= self._position:
+                        continue
+                    if record.position != self._position + 1:
+                        log.error("redo log %s: record %d follows %d (the records between "
+                                  "were lost, e.g. by an OS crash): not replaying it or "
+                                  "any after it", log_path, record.position, self._position)
+                        break
+                    self._apply(record)
+                    self._position = record.position
+                    applied += 1
+                self._cursor.execute(_FOLDED, (self._position,))
+                self._cursor.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.rollback()
+                self._position = folded
+                raise
+            log.info("redo log %s: replayed %d records (position %d)", log_path, applied,
+                     self._position)
+        if contents.size:
+            os.truncate(log_path, 0)
+
+    def _apply(self, record: redo.Record) -> None:
+        """Run one record's statements (all or nothing).
+
+        Raises:
+            StoreError: one of them failed.
+        """
+        cursor = self._cursor
+        cursor.execute("SAVEPOINT redo")
+        try:
+            for sql, args in record.statements:
+                cursor.execute(sql, args)
+        except sqlite3.Error as exc:
+            raise StoreError(f"redo log record {record.position} cannot be replayed "
+                             f"({exc}): move {redo.redo_path(self.path)} aside to open "
+                             "the store without it (its records are then lost)") from exc
+        cursor.execute("RELEASE redo")
+
     def close(self) -> None:
-        """Close the file and release the lock (idempotent)."""
+        """Fold the redo log, close the file and release the lock (idempotent).
+        A fold that fails is logged: the log keeps its records for the next opening."""
+        if self._redo is not None:
+            try:
+                self.fold()
+                os.unlink(self._redo.path)   # empty: nothing to replay
+            except (StoreError, OSError) as exc:
+                log.error("store %s: cannot fold the redo log on closing (%s); it is "
+                          "replayed when the store is opened again", self.path, exc)
+            self._redo.close()
+            self._redo = None
         self._db.close()
         if self._lock is not None:
             self._lock.close()
             self._lock = None
+
+    @property
+    def unfolded(self) -> int:
+        """Writes in the redo log not yet folded into the database (0 without a log)."""
+        return self._unfolded
+
+    def fold(self) -> None:
+        """Commit the writes made since the last fold (with the redo log's position)
+        and empty the log; nothing to do without a log or with nothing unfolded.
+
+        Raises:
+            StoreError: the commit failed (the writes stay in the log and in the
+                transaction, or, if SQLite rolled the transaction back, are
+                applied again from the log: none is lost).
+        """
+        if self._redo is None or not self._db.in_transaction:
+            return
+        try:
+            self._cursor.execute(_FOLDED, (self._position,))
+            self._cursor.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._after_failure()
+            raise StoreError(f"cannot fold the redo log: {exc}") from exc
+        self._unfolded = 0
+        try:
+            self._redo.clear()
+        except OSError as exc:   # its records are folded: skipped if replayed
+            log.error("redo log %s: cannot empty it (%s)", self._redo.path, exc)
+
+    def _after_failure(self) -> None:
+        """After a failed statement or commit: if SQLite rolled the whole open
+        transaction back (disk full, I/O error), apply the log's records again so
+        that the transaction holds every write that returned."""
+        if self._redo is None or self._db.in_transaction or not self._unfolded:
+            return
+        log.error("store %s: SQLite rolled back the open transaction; applying the "
+                  "redo log's %d records again", self.path, self._unfolded)
+        position = self._position
+        self._replay_open(redo.read(self._redo.path))
+        if self._position != position:
+            raise StoreError(f"store {self.path}: the redo log holds up to record "
+                             f"{self._position} of {position}")
+
+    def _replay_open(self, contents: redo.Contents) -> None:
+        """Begin a transaction and apply the log's records after the folded
+        position (the writes since the last fold)."""
+        (folded,) = self._db.execute("SELECT position FROM redo_folded").fetchone()
+        self._position = folded
+        self._cursor.execute("BEGIN")
+        for record in contents.records:
+            if record.position == self._position + 1:
+                self._apply(record)
+                self._position = record.position
 
     def transaction(self) -> _Transaction:
         """Every write inside the ``with`` block commits as one transaction at its
@@ -587,6 +798,9 @@ class Store:
         if self._pending is not None:
             self._pending.extend(statements)
             return
+        if self._redo is not None:
+            self._write_logged(statements)
+            return
         # BEGIN and COMMIT through one kept cursor: from its statement cache, where
         # the implicit BEGIN and ``commit()`` prepare theirs anew on every call
         cursor = self._cursor
@@ -602,6 +816,59 @@ class Store:
                 raise
         except sqlite3.Error as exc:
             raise StoreError(str(exc)) from exc
+
+    def _write_logged(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
+        """:meth:`_write` with the redo log: run ``statements`` in the open
+        transaction (a savepoint around two or more: all or nothing; one alone is
+        atomic by itself), then append them to the log; fold when the log is full."""
+        if not statements:
+            return
+        cursor = self._cursor
+        several = len(statements) > 1
+        try:
+            if not self._db.in_transaction:
+                cursor.execute("BEGIN")
+            if several:
+                cursor.execute("SAVEPOINT w")
+                try:
+                    for sql, args in statements:
+                        cursor.execute(sql, args)
+                except BaseException:
+                    cursor.execute("ROLLBACK TO w")
+                    cursor.execute("RELEASE w")
+                    raise
+            else:
+                sql, args = statements[0]
+                cursor.execute(sql, args)
+        except sqlite3.Error as exc:
+            self._after_failure()
+            raise StoreError(str(exc)) from exc
+        self._log(statements, several)
+        if self._fold_next or self._unfolded >= FOLD_RECORDS:
+            self._fold_next = False
+            self.fold()
+
+    def _log(self, statements: Sequence[redo.Statement], savepoint: bool) -> None:
+        """Append the statements just run to the redo log (releasing the savepoint
+        ``w`` around them if ``savepoint``); if that fails, undo them.
+
+        Raises:
+            StoreError: the log could not be written (nothing of them is stored).
+        """
+        try:
+            self._redo.append(self._position + 1, statements)  # type: ignore[union-attr]
+        except (OSError, TypeError) as exc:
+            if savepoint:
+                self._cursor.execute("ROLLBACK TO w")
+                self._cursor.execute("RELEASE w")
+            else:   # one statement, no savepoint: start the open transaction again
+                self._db.rollback()
+                self._after_failure()
+            raise StoreError(f"cannot write the redo log: {exc}") from exc
+        if savepoint:
+            self._cursor.execute("RELEASE w")
+        self._position += 1
+        self._unfolded += 1
 
     # -- sessions ---------------------------------------------------------
 
@@ -688,7 +955,8 @@ class Store:
                ratings: Sequence[RatingChange] = ()) -> None:
         """Commit one journal entry; with ``finished=(when, winner, reason)`` also
         mark the match finished, and store the ``ratings`` it changes (from
-        :meth:`rate`), all in the same transaction.
+        :meth:`rate`), all in the same transaction (with the redo log: folded at
+        once, so that other processes read a finished match whole).
 
         Raises:
             StoreError: e.g. a duplicate seq (then nothing is stored).
@@ -696,6 +964,9 @@ class Store:
         stmts = self._append_stmts(match_id, entry, finished)
         for change in ratings:
             stmts += self._rating_stmts(change)
+        # a finished match is folded at once: `cardserver replay` (the README's way to
+        # verify a match) and `leaderboard` read all of it while the server runs
+        self._fold_next = self._fold_next or finished is not None
         self._write(stmts)
 
     @staticmethod
@@ -836,8 +1107,14 @@ class Store:
     # -- transactions with reads ------------------------------------------
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """One ``BEGIN IMMEDIATE`` transaction: committed on success, else rolled back."""
+    def _transaction(self) -> Iterator[Any]:
+        """One ``BEGIN IMMEDIATE`` transaction: committed on success, else rolled back.
+        With the redo log: a savepoint in the open transaction, its statements
+        logged (:class:`_Recorder`) when it ends without an exception."""
+        if self._redo is not None:
+            with self._logged_transaction() as recorder:
+                yield recorder
+            return
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -848,6 +1125,28 @@ class Store:
             self._db.commit()
         except sqlite3.Error as exc:
             raise StoreError(str(exc)) from exc
+
+    @contextmanager
+    def _logged_transaction(self) -> Iterator[_Recorder]:
+        cursor = self._cursor
+        try:
+            if not self._db.in_transaction:
+                cursor.execute("BEGIN")
+            cursor.execute("SAVEPOINT w")
+            recorder = _Recorder(self._db)
+            try:
+                yield recorder
+            except BaseException:
+                cursor.execute("ROLLBACK TO w")
+                cursor.execute("RELEASE w")
+                raise
+        except sqlite3.Error as exc:
+            self._after_failure()
+            raise StoreError(str(exc)) from exc
+        if recorder.statements:
+            self._log(recorder.statements, True)
+        else:
+            cursor.execute("RELEASE w")
 
     # -- accounts ---------------------------------------------------------
 

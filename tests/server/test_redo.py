@@ -1,0 +1,338 @@
+"""The store's redo log (server/redo.py, ``Store(..., redo_log=True)``): a write is in
+the log before it returns, a crash loses none, a torn tail is dropped, replaying is
+idempotent, a failing write leaves nothing, and other processes read what is folded."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from server import redo
+from server.store import FOLD_RECORDS, JournalEntry, MatchRecord, Store, StoreError
+from tests.server.helpers import TestClient, free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _match(mid: str = "m1") -> MatchRecord:
+    return MatchRecord(mid, "war", {}, 1, "ab" * 16, 0, "forfeit", "active", 1.0)
+
+
+def _entry(seq: int) -> JournalEntry:
+    return JournalEntry(seq, "intent", seq % 2, {"type": "flip"}, None, "seat", float(seq),
+                        "cd" * 32)
+
+
+def _seqs(db: Path, mid: str = "m1") -> list[int]:
+    reader = Store(db)
+    try:
+        return [e.seq for e in reader.journal(mid)]
+    finally:
+        reader.close()
+
+
+def _killed_writer(db: Path, rows: int, *, fold_after: int | None = None) -> None:
+    """A process that writes ``rows`` journal rows through the redo log (folding
+    after ``fold_after`` of them) and is SIGKILLed right after the last returns."""
+    script = textwrap.dedent(f"""
+        import os, signal
+        from server.store import JournalEntry, MatchRecord, Store
+        store = Store({str(db)!r}, exclusive=True)
+        store.create_match(MatchRecord("m1", "war", {{}}, 1, "ab" * 16, 0, "forfeit",
+                                       "active", 1.0))
+        for seq in range(1, {rows} + 1):
+            store.append("m1", JournalEntry(seq, "intent", seq % 2, {{"type": "flip"}},
+                                            None, "seat", float(seq), "cd" * 32))
+            if seq == {fold_after!r}:
+                store.fold()
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, timeout=60)
+    assert done.returncode == -signal.SIGKILL
+
+
+def test_a_write_is_in_the_log_before_it_returns_and_survives_sigkill(tmp_path: Path) -> None:
+    db = tmp_path / "k.db"
+    _killed_writer(db, 30, fold_after=10)
+    log_path = redo.redo_path(db)
+    records = redo.read(log_path).records
+    # the fold committed the match and rows 1-10 and emptied the log: 11-30 are in it
+    assert [r.position for r in records] == list(range(12, 32))
+    assert _seqs(db) == list(range(1, 31))   # a reader with the lock free replays them
+    assert log_path.stat().st_size == 0
+    assert _seqs(db) == list(range(1, 31))   # and only once
+
+
+def test_a_torn_tail_is_dropped_and_the_rest_replayed(tmp_path: Path,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    db = tmp_path / "t.db"
+    _killed_writer(db, 5)
+    log_path = redo.redo_path(db)
+    whole = log_path.read_bytes()
+    torn = redo.encode(7, [("INSERT INTO journal (match, seq) VALUES (?, ?)", ["m1", 6])])
+    log_path.write_bytes(whole + torn[:-3])
+    caplog.set_level(logging.WARNING, "cardserver.store")
+    store = Store(db, exclusive=True)
+    try:
+        assert [e.seq for e in store.journal("m1")] == [1, 2, 3, 4, 5]
+        store.append("m1", _entry(6))   # goes on after the torn record's position
+    finally:
+        store.close()
+    assert "a torn record" in caplog.text
+    assert _seqs(db) == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_damaged_record_ends_the_log(tmp_path: Path) -> None:
+    db = tmp_path / "d.db"
+    _killed_writer(db, 5)
+    log_path = redo.redo_path(db)
+    data = bytearray(log_path.read_bytes())
+    offsets = []
+    offset = 0
+    while offset < len(data):
+        length, _ = redo.HEADER.unpack_from(data, offset)
+        offsets.append(offset)
+        offset += redo.HEADER.size + length
+    data[offsets[3] + redo.HEADER.size + 2] ^= 0xFF   # the 4th record's payload
+    log_path.write_bytes(bytes(data))
+    contents = redo.read(log_path)
+    assert len(contents.records) == 3 and contents.torn
+    assert _seqs(db) == [1, 2]   # records 1 (the match), 2 and 3 (rows 1 and 2)
+
+
+def test_replaying_is_idempotent(tmp_path: Path) -> None:
+    db = tmp_path / "i.db"
+    _killed_writer(db, 8)
+    log_path = redo.redo_path(db)
+    saved = log_path.read_bytes()
+    assert _seqs(db) == list(range(1, 9))
+    # a crash after the replay's commit and before the log was emptied: the same
+    # records again, every position folded already, so none runs twice
+    log_path.write_bytes(saved)
+    assert _seqs(db) == list(range(1, 9))
+    store = Store(db, exclusive=True)
+    try:
+        store.append("m1", _entry(9))
+    finally:
+        store.close()
+    assert _seqs(db) == list(range(1, 10)) and not log_path.exists()
+
+
+def test_a_gap_in_the_positions_stops_the_replay(tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                                 allow_error_logs: None) -> None:
+    db = tmp_path / "g.db"
+    _killed_writer(db, 4)
+    log_path = redo.redo_path(db)
+    records = redo.read(log_path).records
+    kept = [r for r in records if r.position != 3]   # row 2's record lost
+    log_path.write_bytes(b"".join(redo.encode(r.position, r.statements) for r in kept))
+    caplog.set_level(logging.ERROR, "cardserver.store")
+    assert _seqs(db) == [1]   # a prefix: never row 3 without row 2
+    assert "record 4 follows 2" in caplog.text
+
+
+def test_a_failing_statement_inside_a_transaction_stores_and_logs_nothing(
+        tmp_path: Path) -> None:
+    db = tmp_path / "f.db"
+    store = Store(db, exclusive=True)
+    try:
+        store.create_match(_match())
+        store.append("m1", _entry(1))
+        size = store._redo.size
+        with pytest.raises(StoreError), store.transaction():
+            store.append("m1", _entry(2))
+            store.append("m1", _entry(1))   # a duplicate seq: the whole transaction fails
+        assert [e.seq for e in store.journal("m1")] == [1]
+        assert store._redo.size == size
+        with pytest.raises(StoreError):     # one statement alone, no savepoint
+            store.append("m1", _entry(1))
+        assert store._redo.size == size
+        store.append("m1", _entry(2))
+        assert [e.seq for e in store.journal("m1")] == [1, 2]
+    finally:
+        store.close()
+    assert _seqs(db) == [1, 2]
+
+
+def test_a_transaction_with_reads_is_logged_and_replayed(tmp_path: Path) -> None:
+    db = tmp_path / "a.db"
+    script = textwrap.dedent(f"""
+        import os, signal
+        from server.store import Store
+        store = Store({str(db)!r}, exclusive=True)
+        a = store.create_account("alice", "Alice", "hash", 1.0)
+        assert store.create_account("alice", "Alice", "hash", 2.0) is None
+        b = store.create_account("bob", "Bob", "hash", 3.0)
+        store.add_api_token("t1", b.id, "th", "ci", 4.0)
+        store.link_session("s1", b.id, "t1")
+        store.create_session("s1", "tok", "Bob", 5.0)
+        assert store.revoke_api_token(b.id, "t1") == ["s1"]
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    assert subprocess.run([sys.executable, "-c", script], cwd=ROOT,
+                          timeout=60).returncode == -signal.SIGKILL
+    store = Store(db, exclusive=True)
+    try:
+        assert [store.find_account(k).id for k in ("alice", "bob")] == [1, 2]
+        assert store.api_tokens(2) == [] and store.find_session("tok") is None
+    finally:
+        store.close()
+
+
+def test_a_log_that_cannot_be_written_stores_nothing(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     allow_error_logs: None) -> None:
+    db = tmp_path / "w.db"
+    store = Store(db, exclusive=True)
+    try:
+        store.create_match(_match())
+        store.append("m1", _entry(1))
+
+        def full(fd: int, data: bytes) -> int:
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(redo.os, "write", full)
+        with pytest.raises(StoreError, match="redo log"):
+            store.append("m1", _entry(2))
+        with pytest.raises(StoreError, match="redo log"), store.transaction():
+            store.append("m1", _entry(2))
+            store.append("m1", _entry(3))
+        monkeypatch.undo()
+        assert [e.seq for e in store.journal("m1")] == [1]   # row 1 applied again
+        store.append("m1", _entry(2))
+    finally:
+        store.close()
+    assert _seqs(db) == [1, 2]
+
+
+def test_a_transaction_sqlite_rolled_back_is_applied_again(tmp_path: Path,
+                                                           allow_error_logs: None) -> None:
+    db = tmp_path / "r.db"
+    store = Store(db, exclusive=True)
+    try:
+        store.create_match(_match())
+        for seq in (1, 2, 3):
+            store.append("m1", _entry(seq))
+        store._db.rollback()   # as SQLite does on a full disk or an I/O error
+        store._after_failure()
+        assert [e.seq for e in store.journal("m1")] == [1, 2, 3]
+    finally:
+        store.close()
+    assert _seqs(db) == [1, 2, 3]
+
+
+def test_an_outside_reader_sees_what_is_folded(tmp_path: Path) -> None:
+    db = tmp_path / "o.db"
+    store = Store(db, exclusive=True)
+    try:
+        store.create_match(_match())
+        store.append("m1", _entry(1))
+        store.fold()
+        store.append("m1", _entry(2))
+        assert store.unfolded == 1
+        assert _seqs(db) == [1]   # the lock is held: the reader reads what is folded
+        assert [e.seq for e in store.journal("m1")] == [1, 2]   # the server sees all
+        store.fold()
+        assert store.unfolded == 0 and redo.redo_path(db).stat().st_size == 0
+        assert _seqs(db) == [1, 2]
+    finally:
+        store.close()
+
+
+def test_a_full_log_folds_at_once(tmp_path: Path) -> None:
+    store = Store(tmp_path / "n.db", exclusive=True)
+    try:
+        store.create_match(_match())
+        for seq in range(1, FOLD_RECORDS + 1):
+            store.append("m1", _entry(seq))
+        assert store.unfolded == 1   # the match and rows 1..FOLD_RECORDS - 1 folded
+    finally:
+        store.close()
+
+
+def test_off_writes_a_commit_each_and_still_replays_a_log(tmp_path: Path) -> None:
+    db = tmp_path / "x.db"
+    _killed_writer(db, 3)
+    store = Store(db, exclusive=True, redo_log=False)
+    try:
+        assert [e.seq for e in store.journal("m1")] == [1, 2, 3]
+        store.append("m1", _entry(4))
+        assert store.unfolded == 0 and not store._db.in_transaction
+    finally:
+        store.close()
+    assert _seqs(db) == [1, 2, 3, 4]
+
+
+async def _start(db: Path, port: int, log: Path, *flags: str) -> subprocess.Popen[bytes]:
+    args = [sys.executable, "-m", "server.cli", "--host", "127.0.0.1", "--port", str(port),
+            "--db", str(db), "--grace", "60", "--turn-timer", "0", *flags]
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=open(log, "a"))  # noqa: SIM115
+    with trio.fail_after(15):
+        while True:
+            try:
+                stream = await trio.open_tcp_stream("127.0.0.1", port)
+            except OSError:
+                assert proc.poll() is None, log.read_text()
+                await trio.sleep(0.05)
+                continue
+            await stream.aclose()
+            return proc
+
+
+async def test_a_server_killed_right_after_ok_replays_its_intents(tmp_path: Path) -> None:
+    db, log, port = tmp_path / "srv.db", tmp_path / "server.log", free_port()
+    # folds an hour apart: every accepted intent is in the log alone when it is killed
+    proc = await _start(db, port, log, "--journal-fold", "3600")
+    try:
+        alice, bob = [await TestClient.welcomed(port, name) for name in ("alice", "bob")]
+        mid = (await alice.expect_ok("create", game="war"))["match"]
+        await bob.expect_ok("join", match=mid)
+        clients = {0: alice, 1: bob}
+        snaps: dict[int, Any] = {s: await c.snapshot(mid, lambda m: m["status"] == "active")
+                                 for s, c in clients.items()}
+        acked = 0
+        for _ in range(20):
+            seat = next(s for s, snap in snaps.items() if snap["legal"])
+            reply = await clients[seat].request("intent", match=mid, seq=snaps[seat]["seq"],
+                                                intent=snaps[seat]["legal"][0])
+            assert reply["type"] == "ok", reply
+            acked = reply["seq"]
+            for s, c in clients.items():
+                snaps[s] = await c.snapshot(mid, lambda m, n=acked: m["seq"] >= n)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        for c in clients.values():
+            await c.aclose()
+        assert len(redo.read(redo.redo_path(db)).records) >= 20
+        proc = await _start(db, port, log)
+        again = await TestClient.welcomed(port, "alice", alice.welcome["token"])
+        after = await again.snapshot(mid)
+        assert after["seq"] == acked and after["view"] == snaps[0]["view"]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not redo.redo_path(db).exists()   # a clean stop folds and removes it
+    assert len(_seqs(db, mid)) == acked
+    assert "replayed" in log.read_text()
+
+
+def test_the_redo_log_is_private(tmp_path: Path) -> None:
+    store = Store(tmp_path / "p.db", exclusive=True)
+    try:
+        store.create_match(_match())
+        assert os.stat(redo.redo_path(tmp_path / "p.db")).st_mode & 0o777 == 0o600
+    finally:
+        store.close()
