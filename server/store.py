@@ -3,9 +3,28 @@
 One SQLite file (stdlib ``sqlite3``) in WAL mode with ``synchronous=NORMAL``: a
 commit is written to the WAL before ``commit`` returns, so it survives the
 process being killed (SIGKILL); only an OS crash or power loss can lose the
-last commits. Each call is one small transaction, run in the calling (trio)
-thread: measured well under a millisecond (see README, "cardserver"), so it
-does not need a worker thread.
+last commits. Every call runs in the calling (trio) thread: measured well under
+a millisecond (see README, "cardserver"), so it does not need a worker thread.
+
+The server (the process holding the store's lock, ``--journal-log on``) does
+not commit each write: a write runs its statements in one long SQLite
+transaction (a savepoint around two or more, so a failing one still raises
+:class:`StoreError` and stores nothing) and appends them to the redo log
+(:mod:`server.redo`, ``PATH-redo``) with one ``os.write`` before it returns, so
+that it is in the kernel's page cache: it survives a SIGKILL exactly as a
+commit does, and an OS crash loses at most the last writes, as before (a
+replay stops at a gap, so what survives is always a prefix of what was
+written). :meth:`Store.fold` commits the transaction with the log's position in
+``redo_folded`` and empties the log: every ``--journal-fold`` seconds (the
+server's folding task), when a match finishes, when the log holds
+:data:`FOLD_RECORDS` and on :meth:`Store.close`. Opening the store replays the
+records after the folded position (:meth:`Store._replay`; idempotent). Reads
+through the server's store see every write; another process reading a running
+server's store (``cardserver replay``, ``leaderboard``, a backup) sees what was
+folded, at most ``--journal-fold`` seconds old and every finished match whole;
+one opening a store whose server is gone (its lock is free) replays the log
+first and sees everything. Nothing but the server writes to its store while it
+runs (the lock keeps other servers out; the command-line tools only read).
 
 A match's journal holds every change to its state in order, numbered by
 ``seq`` (1, 2, ...): ``intent`` rows (a seat's intent, or one the server
@@ -644,10 +663,13 @@ class Store:
             return
         try:
             lock = _lock_file(lock_path(path))
-        except StoreError:   # a running server: read what it has folded
-            return
+        except (StoreError, OSError):   # a running server (or a read-only folder):
+            return                      # read what is folded
         try:
             self._replay(log_path)
+        except (sqlite3.Error, OSError) as exc:   # e.g. a read-only file
+            log.warning("store %s: cannot replay its redo log (%s): reading only what "
+                        "was folded", path, exc)
         finally:
             lock.close()
 
