@@ -868,7 +868,10 @@ class Store:
         self._log(statements, several)
         if self._fold_next or self._unfolded >= FOLD_RECORDS:
             self._fold_next = False
-            self.fold()
+            try:
+                self.fold()
+            except StoreError as exc:   # the write is stored (in the log): not its failure
+                log.error("store %s: %s; the writes stay in the redo log", self.path, exc)
 
     def _log(self, statements: Sequence[redo.Statement], savepoint: bool) -> None:
         """Append the statements just run to the redo log (releasing the savepoint
