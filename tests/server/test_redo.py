@@ -248,6 +248,26 @@ def test_an_outside_reader_sees_what_is_folded(tmp_path: Path) -> None:
         store.close()
 
 
+def test_a_finished_match_is_folded_at_once(tmp_path: Path) -> None:
+    db = tmp_path / "fin.db"
+    store = Store(db, exclusive=True)
+    try:
+        store.create_match(_match())
+        store.append("m1", _entry(1))
+        assert store.unfolded == 2
+        with store.transaction():   # as the group commit writes it
+            store.append("m1", _entry(2), finished=(3.0, 0, "all_cards"))
+        assert store.unfolded == 0
+        reader = Store(db)   # `cardserver replay` while the server runs
+        try:
+            assert reader.load_match("m1").status == "finished"
+            assert [e.seq for e in reader.journal("m1")] == [1, 2]
+        finally:
+            reader.close()
+    finally:
+        store.close()
+
+
 def test_a_full_log_folds_at_once(tmp_path: Path) -> None:
     store = Store(tmp_path / "n.db", exclusive=True)
     try:
