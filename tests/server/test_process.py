@@ -18,9 +18,12 @@ from tests.server.helpers import Closed, TestClient, free_port
 ROOT = Path(__file__).resolve().parents[2]
 
 
-async def _start(db: Path, port: int, log: Path) -> subprocess.Popen:
+async def start_process(db: Path, port: int, log: Path, *flags: str) -> subprocess.Popen:
+    """A `cardserver` process on ``db`` and ``port`` (more ``flags`` after the tests'
+    own), its log appended to ``log``, once it accepts connections."""
     args = [sys.executable, "-m", "server.cli", "--host", "127.0.0.1", "--port", str(port),
-            "--db", str(db), "--log-level", "debug", "--grace", "60", "--turn-timer", "0"]
+            "--db", str(db), "--log-level", "debug", "--grace", "60", "--turn-timer", "0",
+            *flags]
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=open(log, "a"))  # noqa: SIM115
     with trio.fail_after(15):
@@ -55,7 +58,7 @@ async def _play(clients: dict[int, TestClient], mid: str, steps: int,
 
 async def test_sigkill_and_restart_resumes_matches(tmp_path: Path, capsys) -> None:
     db, log, port = tmp_path / "kill.db", tmp_path / "server.log", free_port()
-    proc = await _start(db, port, log)
+    proc = await start_process(db, port, log)
     try:
         alice, bob, eve = [await TestClient.welcomed(port, name)
                            for name in ("alice", "bob", "eve")]
@@ -71,7 +74,7 @@ async def test_sigkill_and_restart_resumes_matches(tmp_path: Path, capsys) -> No
         for c in (alice, bob, eve):
             await c.aclose()
 
-        proc = await _start(db, port, log)
+        proc = await start_process(db, port, log)
         alice = await TestClient.welcomed(port, "alice", tokens["alice"])
         bob = await TestClient.welcomed(port, "bob", tokens["bob"])
         eve = await TestClient.welcomed(port, "eve", tokens["eve"])
@@ -110,7 +113,7 @@ async def test_sigkill_and_restart_resumes_matches(tmp_path: Path, capsys) -> No
 
 async def test_sigterm_shuts_down_cleanly(tmp_path: Path) -> None:
     db, log, port = tmp_path / "term.db", tmp_path / "server.log", free_port()
-    proc = await _start(db, port, log)
+    proc = await start_process(db, port, log)
     try:
         alice = await TestClient.welcomed(port, "alice")
         mid = (await alice.expect_ok("create", game="war"))["match"]
@@ -160,7 +163,7 @@ def test_startup_failures_are_one_clear_line(tmp_path: Path) -> None:
 
 async def test_sigkill_mid_game_loses_no_acknowledged_intent(tmp_path: Path) -> None:
     db, log, port = tmp_path / "flurry.db", tmp_path / "server.log", free_port()
-    proc = await _start(db, port, log)
+    proc = await start_process(db, port, log)
     try:
         alice = await TestClient.welcomed(port, "alice")
         # Data Structures lasts hundreds of intents (War may end by all_cards too soon)
@@ -193,7 +196,7 @@ async def test_sigkill_mid_game_loses_no_acknowledged_intent(tmp_path: Path) -> 
         proc.wait(10)
         await alice.aclose()
         assert acked > 10
-        proc = await _start(db, port, log)
+        proc = await start_process(db, port, log)
         again = await TestClient.welcomed(port, "alice", alice.welcome["token"])
         after = await again.snapshot(mid)
         assert after["seq"] >= acked and after["status"] == "active"

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import trio
 
 from server import redo
 from server.store import FOLD_RECORDS, JournalEntry, MatchRecord, Store, StoreError
 from tests.server.helpers import TestClient, free_port
+from tests.server.test_process import start_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,6 +30,14 @@ def _match(mid: str = "m1") -> MatchRecord:
 def _entry(seq: int) -> JournalEntry:
     return JournalEntry(seq, "intent", seq % 2, {"type": "flip"}, None, "seat", float(seq),
                         "cd" * 32)
+
+
+def _writer(db: Path) -> Store:
+    """The server's store on ``db`` (the lock, the redo log) with match m1 and row 1."""
+    store = Store(db, exclusive=True)
+    store.create_match(_match())
+    store.append("m1", _entry(1))
+    return store
 
 
 def _seqs(db: Path, mid: str = "m1") -> list[int]:
@@ -143,10 +151,8 @@ def test_a_gap_in_the_positions_stops_the_replay(tmp_path: Path, caplog: pytest.
 def test_a_failing_statement_inside_a_transaction_stores_and_logs_nothing(
         tmp_path: Path) -> None:
     db = tmp_path / "f.db"
-    store = Store(db, exclusive=True)
+    store = _writer(db)
     try:
-        store.create_match(_match())
-        store.append("m1", _entry(1))
         size = store._redo.size
         with pytest.raises(StoreError), store.transaction():
             store.append("m1", _entry(2))
@@ -192,10 +198,8 @@ def test_a_log_that_cannot_be_written_stores_nothing(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch,
                                                      allow_error_logs: None) -> None:
     db = tmp_path / "w.db"
-    store = Store(db, exclusive=True)
+    store = _writer(db)
     try:
-        store.create_match(_match())
-        store.append("m1", _entry(1))
 
         def full(fd: int, data: bytes) -> int:
             raise OSError(28, "No space left on device")
@@ -232,10 +236,8 @@ def test_a_transaction_sqlite_rolled_back_is_applied_again(tmp_path: Path,
 
 def test_an_outside_reader_sees_what_is_folded(tmp_path: Path) -> None:
     db = tmp_path / "o.db"
-    store = Store(db, exclusive=True)
+    store = _writer(db)
     try:
-        store.create_match(_match())
-        store.append("m1", _entry(1))
         store.fold()
         store.append("m1", _entry(2))
         assert store.unfolded == 1
@@ -250,10 +252,8 @@ def test_an_outside_reader_sees_what_is_folded(tmp_path: Path) -> None:
 
 def test_a_finished_match_is_folded_at_once(tmp_path: Path) -> None:
     db = tmp_path / "fin.db"
-    store = Store(db, exclusive=True)
+    store = _writer(db)
     try:
-        store.create_match(_match())
-        store.append("m1", _entry(1))
         assert store.unfolded == 2
         with store.transaction():   # as the group commit writes it
             store.append("m1", _entry(2), finished=(3.0, 0, "all_cards"))
@@ -292,27 +292,10 @@ def test_off_writes_a_commit_each_and_still_replays_a_log(tmp_path: Path) -> Non
     assert _seqs(db) == [1, 2, 3, 4]
 
 
-async def _start(db: Path, port: int, log: Path, *flags: str) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "server.cli", "--host", "127.0.0.1", "--port", str(port),
-            "--db", str(db), "--grace", "60", "--turn-timer", "0", *flags]
-    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=open(log, "a"))  # noqa: SIM115
-    with trio.fail_after(15):
-        while True:
-            try:
-                stream = await trio.open_tcp_stream("127.0.0.1", port)
-            except OSError:
-                assert proc.poll() is None, log.read_text()
-                await trio.sleep(0.05)
-                continue
-            await stream.aclose()
-            return proc
-
-
 async def test_a_server_killed_right_after_ok_replays_its_intents(tmp_path: Path) -> None:
     db, log, port = tmp_path / "srv.db", tmp_path / "server.log", free_port()
     # folds an hour apart: every accepted intent is in the log alone when it is killed
-    proc = await _start(db, port, log, "--journal-fold", "3600")
+    proc = await start_process(db, port, log, "--journal-fold", "3600")
     try:
         alice, bob = [await TestClient.welcomed(port, name) for name in ("alice", "bob")]
         mid = (await alice.expect_ok("create", game="war"))["match"]
@@ -334,7 +317,7 @@ async def test_a_server_killed_right_after_ok_replays_its_intents(tmp_path: Path
         for c in clients.values():
             await c.aclose()
         assert len(redo.read(redo.redo_path(db)).records) >= 20
-        proc = await _start(db, port, log)
+        proc = await start_process(db, port, log)
         again = await TestClient.welcomed(port, "alice", alice.welcome["token"])
         after = await again.snapshot(mid)
         assert after["seq"] == acked and after["view"] == snaps[0]["view"]
