@@ -655,6 +655,8 @@ class Store:
             self._replay(log_path)
             if redo_log:
                 self._redo = redo.RedoLog(log_path, FILE_MODE)
+            else:
+                log_path.unlink(missing_ok=True)
             return
         try:
             if log_path.stat().st_size == 0:
@@ -779,6 +781,12 @@ class Store:
         except OSError as exc:   # its records are folded: skipped if replayed
             log.error("redo log %s: cannot empty it (%s)", self._redo.path, exc)
 
+    def _undo_transaction(self) -> None:
+        """Roll the open transaction back and apply the log's records again: the
+        open transaction as it was before the write now being undone."""
+        self._db.rollback()
+        self._after_failure()
+
     def _after_failure(self) -> None:
         """After a failed statement or commit: if SQLite rolled the whole open
         transaction back (disk full, I/O error), apply the log's records again so
@@ -861,7 +869,13 @@ class Store:
                     raise
             else:
                 sql, args = statements[0]
-                cursor.execute(sql, args)
+                try:
+                    cursor.execute(sql, args)
+                except sqlite3.Error:
+                    raise
+                except BaseException:   # (an interrupt) it may have run: undo it
+                    self._undo_transaction()
+                    raise
         except sqlite3.Error as exc:
             self._after_failure()
             raise StoreError(str(exc)) from exc
@@ -883,11 +897,13 @@ class Store:
         try:
             self._redo.append(self._position + 1, statements)  # type: ignore[union-attr]
         except (OSError, TypeError) as exc:
-            if savepoint:
-                self._cursor.execute("ROLLBACK TO w")
-                self._cursor.execute("RELEASE w")
-            else:   # one statement, no savepoint: start the open transaction again
-                self._db.rollback()
+            try:
+                if savepoint:
+                    self._cursor.execute("ROLLBACK TO w")
+                    self._cursor.execute("RELEASE w")
+                else:   # one statement, no savepoint: the open transaction again
+                    self._undo_transaction()
+            except sqlite3.Error:   # SQLite rolled it all back meanwhile
                 self._after_failure()
             raise StoreError(f"cannot write the redo log: {exc}") from exc
         if savepoint:

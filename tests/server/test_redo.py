@@ -285,6 +285,7 @@ def test_off_writes_a_commit_each_and_still_replays_a_log(tmp_path: Path) -> Non
     store = Store(db, exclusive=True, redo_log=False)
     try:
         assert [e.seq for e in store.journal("m1")] == [1, 2, 3]
+        assert not redo.redo_path(db).exists()
         store.append("m1", _entry(4))
         assert store.unfolded == 0 and not store._db.in_transaction
     finally:
