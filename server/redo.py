@@ -65,6 +65,7 @@ def encode(position: int, statements: Sequence[Statement]) -> bytes:
     Raises:
         TypeError: an argument msgpack has no form for (the store passes only
             None, int, float, str and bytes).
+        OverflowError, ValueError: an integer beyond 64 bits, a value too large.
     """
     payload = _PACK([position, statements])
     return HEADER.pack(len(payload), zlib.crc32(payload)) + payload
@@ -160,7 +161,8 @@ class RedoLog:
             OSError: it could not be written whole (disk full, I/O error); the log is
                 cut back to what it held before, so that no torn record sits in front
                 of later ones.
-            TypeError: an argument msgpack has no form for (nothing is written).
+            TypeError, OverflowError, ValueError: an argument msgpack has no form
+                for (:func:`encode`; nothing is written).
         """
         data = encode(position, statements)
         try:

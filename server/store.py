@@ -785,16 +785,16 @@ class Store:
         """Roll the open transaction back and apply the log's records again: the
         open transaction as it was before the write now being undone."""
         self._db.rollback()
-        self._after_failure()
+        self._after_failure("a write was undone")
 
-    def _after_failure(self) -> None:
+    def _after_failure(self, why: str = "SQLite rolled it back") -> None:
         """After a failed statement or commit: if SQLite rolled the whole open
         transaction back (disk full, I/O error), apply the log's records again so
         that the transaction holds every write that returned."""
         if self._redo is None or self._db.in_transaction or not self._unfolded:
             return
-        log.error("store %s: SQLite rolled back the open transaction; applying the "
-                  "redo log's %d records again", self.path, self._unfolded)
+        log.warning("store %s: the open transaction is gone (%s); applying the redo "
+                    "log's %d records again", self.path, why, self._unfolded)
         position = self._position
         self._replay_open(redo.read(self._redo.path))
         if self._position != position:
@@ -896,7 +896,7 @@ class Store:
         """
         try:
             self._redo.append(self._position + 1, statements)  # type: ignore[union-attr]
-        except (OSError, TypeError) as exc:
+        except (OSError, TypeError, ValueError, OverflowError) as exc:
             try:
                 if savepoint:
                     self._cursor.execute("ROLLBACK TO w")
