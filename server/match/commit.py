@@ -19,6 +19,18 @@ A failed group transaction is retried command by command (one transaction each, 
 without grouping): only a command whose own rows fail is rolled back and answered
 ``internal_error``.
 
+A command that reaches a match from a reader while the match's previous one
+waits here (both seats of a War battle flip at once; a flat-out client answered
+``stale``) waits here too (:meth:`GroupCommit.defer`), in arrival order, instead
+of going to the match task's inbox: once the batch is committed and carried out,
+the committer runs it through its core (in :meth:`GroupCommit.run`, in the same
+pass) and it joins the next batch, its reply written straight to the socket. So a
+race costs no wake-up of the match task and none of the connection's writer. A
+match holds at most ``inbox_size`` such commands (then the inbox takes them, and
+the reader waits on it), and its task, before it runs anything through the core,
+first runs what waits here for it (:meth:`GroupCommit.run_deferred_of`), so the
+commands keep their order.
+
 When the last few batches held one command each (nothing else arrives in the
 same pass, as in a ping-pong), commands commit at once in the reader's task,
 requester's reply first, then the rest of the broadcast, all before returning
@@ -69,6 +81,12 @@ class Match(Protocol):
     uncommitted: bool
     #: when its core began the command (perf_counter)
     began: float
+    #: its commands deferred in the group commit (:meth:`GroupCommit.defer`)
+    deferred: int
+
+    def run_deferred(self, session: Session | None, command: Any) -> bool:
+        """Run a deferred command now (nothing of this match is uncommitted); False
+        when it must wait longer (the match's task is busy with it)."""
 
     def store_write(self, store: Store, write: Write) -> None:
         """One write, inside the caller's transaction."""
@@ -130,6 +148,8 @@ class GroupCommit:
                  collect: AbstractContextManager[None] | None = None) -> None:
         self.store = store
         self.pending: list[Pending] = []
+        #: commands that reached a match with an uncommitted one, in arrival order
+        self.waiting: list[tuple[Match, Session | None, Any]] = []
         self._collect = collect if collect is not None else nullcontext()
         self._wake = trio.Event()
         self._running = False
@@ -149,9 +169,54 @@ class GroupCommit:
                 await self._wake.wait()
                 self._wake = trio.Event()
                 self.flush()
+                if self.waiting:
+                    self._run_deferred()
         finally:
             self._running = False
             self.flush()
+
+    def defer(self, match: Match, session: Session | None, command: Any) -> None:
+        """Run ``command`` of ``match`` (which has one uncommitted, or deferred
+        already) once what ``match`` has here is committed: in the committer's pass,
+        after the batch is carried out."""
+        match.deferred += 1
+        self.waiting.append((match, session, command))
+        self._wake.set()
+
+    def poke(self) -> None:
+        """Have the committer look at the deferred commands again (a match whose
+        task held them back is free again)."""
+        if self._running and self.waiting:
+            self._wake.set()
+
+    def _run_deferred(self) -> None:
+        """Run each deferred command whose match has nothing uncommitted, in order;
+        a match's later ones wait for the next pass once one of it has run (it is
+        uncommitted again)."""
+        waiting, self.waiting = self.waiting, []
+        held: set[int] = set()
+        with self._collect:
+            for item in waiting:
+                match = item[0]
+                if id(match) not in held and not match.uncommitted:
+                    match.deferred -= 1
+                    if match.run_deferred(item[1], item[2]):
+                        if match.uncommitted:
+                            held.add(id(match))
+                        continue
+                    match.deferred += 1
+                held.add(id(match))
+                self.waiting.append(item)
+
+    def take_deferred(self, match: Match) -> list[tuple[Session | None, Any]]:
+        """Remove and return ``match``'s deferred commands, in order (its task runs
+        them itself before anything else of it)."""
+        if not match.deferred:
+            return []
+        mine = [(session, command) for m, session, command in self.waiting if m is match]
+        self.waiting = [item for item in self.waiting if item[0] is not match]
+        match.deferred = 0
+        return mine
 
     def submit(self, match: Match, session: Session | None, command: Any, fx: Effects) -> None:
         """Commit ``fx`` (``match``'s core's effects for ``command``) and carry it out,

@@ -6,7 +6,9 @@ own task (:meth:`Match.submit`; the core is synchronous, so nothing interleaves)
 and its effects go to the server's group commit (:mod:`server.match.commit`),
 which commits the rows of every command of one scheduler pass in one transaction
 and only then sends what they cause, the requester's reply first, straight to
-its socket (:mod:`server.direct`). Everything else goes through the task, in
+its socket (:mod:`server.direct`). Such a request to a match whose previous
+command is not committed yet waits in the group commit and runs there once it is
+(no hop to the task either). Everything else goes through the task, in
 order, and the task first commits what the group commit holds: commands
 arrive on a bounded inbox, the deadline the core asked for fires as a
 :class:`~server.match.commands.Tick`, and each command runs through
@@ -58,7 +60,7 @@ from typing import Any
 import trio
 
 from engine.core import State
-from protocol.errors import ProtocolError
+from protocol.errors import ProtocolError, Refusal
 from server import metrics
 from server.cluster import journal as redis_journal
 from server.config import ServerConfig
@@ -150,6 +152,8 @@ class Match:
         self._busy = False
         #: a command handled here waits in the group commit (server.match.commit)
         self.uncommitted = False
+        #: commands of this match deferred in the group commit (GroupCommit.defer)
+        self.deferred = 0
         #: cluster mode: the fencing epoch this node owns the match at
         self.epoch = 0
         #: cluster mode: the journal rows Redis holds (a failed commit rolls back to
@@ -328,10 +332,13 @@ class Match:
         """Queue ``command`` (from ``session``, if any) for the match task; waits
         while the inbox is full.
 
-        With room in the inbox the command is queued at once, without a scheduler
-        pass: the caller (a connection's reader) goes straight back to its socket
-        while the match task wakes. A caller that is already cancelled still gets
-        Cancelled before anything is queued.
+        A command that may skip the inbox runs through the core at once, or, while
+        this match has a command in the group commit, is deferred there until that
+        one is committed (:meth:`GroupCommit.defer`). Else, with room in the inbox,
+        it is queued at once, without a scheduler pass: the caller (a connection's
+        reader) goes straight back to its socket while the match task wakes. A
+        caller that is already cancelled still gets Cancelled before anything is
+        queued.
 
         Raises:
             MatchClosed: the match task has ended.
@@ -339,9 +346,15 @@ class Match:
         if self.closed:
             raise MatchClosed(self.id)
         await trio.lowlevel.checkpoint_if_cancelled()  # a cancelled caller queues nothing
-        if self._can_handle_now(session):
-            self._handle_now(session, command)
-            return
+        if self._can_skip_inbox(session):
+            commits = self.ctx.commits
+            assert commits is not None
+            if not self.uncommitted and not self.deferred:
+                self._handle_now(session, command)
+                return
+            if not commits.deferred and self.deferred < self.ctx.config.inbox_size:
+                commits.defer(self, session, command)  # run once the earlier is committed
+                return
         self._queued += 1
         try:
             try:
@@ -355,14 +368,31 @@ class Match:
             self._queued -= 1
             raise
 
-    def _can_handle_now(self, session: Session | None) -> bool:
-        """The command may skip the inbox: nothing of this match is queued, half done
-        or uncommitted, the task runs, the server groups commits, and the requester's
-        replies can be written at once (a plain socket; others keep the task's order)."""
+    def _can_skip_inbox(self, session: Session | None) -> bool:
+        """The command may skip the inbox (run now, or deferred in the group commit
+        when something of this match is uncommitted): nothing of this match is
+        queued or half done, the task runs, the server groups commits, and the
+        requester's replies can be written at once (a plain socket; others keep the
+        task's order)."""
         return (self.ctx.commits is not None and self._nursery is not None
-                and not self._queued and not self._busy and not self.uncommitted
-                and not self._close
+                and not self._queued and not self._busy and not self._close
                 and (session is None or getattr(session.client, "direct", False)))
+
+    def run_deferred(self, session: Session | None, command: cmd.Command) -> bool:
+        """A command deferred in the group commit, run now that nothing of this match
+        is uncommitted (see :meth:`GroupCommit.defer`); False (it waits longer) while
+        the task holds the match (a command queued or half done): the task runs it
+        first (:meth:`_run_core`). A closed match answers it ``no_such_match``, as
+        :meth:`submit` would have."""
+        if self.closed or self._close:
+            if session is not None and isinstance(command, cmd.Request):
+                session.push(Refusal("no_such_match", f"match {self.id} is closed",
+                                     "match").to_event(command.rid))
+            return True
+        if self._queued or self._busy:
+            return False
+        self._handle_now(session, command)
+        return True
 
     def _handle_now(self, session: Session | None, command: cmd.Command) -> None:
         """``command`` through the core in the caller's task; its effects to the group
@@ -466,6 +496,8 @@ class Match:
             self.closed = True
             self._send.close()
             self._recv.close()
+            if self.deferred and self.ctx.commits is not None:
+                self.ctx.commits.poke()   # they are answered no_such_match
             self.ctx.on_closed(self)
 
     async def _loop(self) -> None:
@@ -513,14 +545,21 @@ class Match:
         try:
             await trio.lowlevel.cancel_shielded_checkpoint()
             await trio.lowlevel.cancel_shielded_checkpoint()
-            try:
-                rest = fx.later()
-            except Exception:
-                log.exception("match %s: building a broadcast failed", self.id)
-                return
-            self.carry_out(rest)
+            self._send_rest(fx)
         finally:
             self._busy = False
+            if self.deferred and self.ctx.commits is not None:
+                self.ctx.commits.poke()   # commands deferred meanwhile may run now
+
+    def _send_rest(self, fx: Effects) -> None:
+        """Build and send the rest of ``fx``'s broadcast."""
+        assert fx.later is not None
+        try:
+            rest = fx.later()
+        except Exception:
+            log.exception("match %s: building a broadcast failed", self.id)
+            return
+        self.carry_out(rest)
 
     async def _apply_awaited(self, session: Session | None, command: cmd.Command) -> None:
         """Cluster mode: ``command`` through the core once this match's earlier
@@ -540,8 +579,18 @@ class Match:
     def _run_core(self, session: Session | None, command: cmd.Command) -> Effects | None:
         """One command through the core, its writes committed, its messages sent;
         the effects, or None when it failed (the requester was told)."""
-        if self.ctx.commits is not None:
-            self.ctx.commits.flush()  # what cores were handed before is committed first
+        commits = self.ctx.commits
+        if commits is not None:
+            commits.flush()  # what cores were handed before is committed first
+            for earlier in commits.take_deferred(self):   # and what came before this
+                fx = self._commit_and_send(*earlier)
+                if fx is not None and fx.later is not None:
+                    self._send_rest(fx)
+        return self._commit_and_send(session, command)
+
+    def _commit_and_send(self, session: Session | None, command: cmd.Command
+                         ) -> Effects | None:
+        """One command through the core, committed (alone), its messages sent."""
         noted = self._note(session, command)
         if noted is None:
             return None

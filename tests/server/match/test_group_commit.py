@@ -3,6 +3,8 @@ command's messages go out only after it is committed."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +64,38 @@ async def start(nursery: trio.Nursery, commits: GroupCommit, matches: list[Match
     log.clear()
 
 
+@asynccontextmanager
+async def one_running_match(tmp_path: Path) -> AsyncIterator[
+        tuple[GroupCommit, Match, list[Session], list[tuple[str, dict[str, Any], int]],
+              Store]]:
+    """One War match of two recorded seats, its task and the committer running."""
+    store = Store(tmp_path / "s.db")
+    commits, matches, seats, log = war_matches(tmp_path, store, 1)
+    try:
+        async with trio.open_nursery() as nursery:
+            await start(nursery, commits, matches, log)
+            yield commits, matches[0], seats[0], log, store
+            nursery.cancel_scope.cancel()
+    finally:
+        store.close()
+
+
+async def both_flip(match: Match, pair: list[Session], first_id: int = 0) -> None:
+    """Both seats flip in one pass (no yield between): the second reaches a match
+    whose first flip is not committed yet."""
+    for seat in (0, 1):
+        await match.submit(PlayIntent(pair[seat].id, first_id + seat, seq=match.seq,
+                                      intent={"type": "flip"}), pair[seat])
+        assert match.uncommitted
+
+
+def assert_snapshots_after_their_rows(log: list[tuple[str, dict[str, Any], int]]) -> None:
+    """Every snapshot was handed over once its seq's row was stored."""
+    for _, msg, stored in log:
+        if msg["type"] == "snapshot":
+            assert stored >= msg["seq"]
+
+
 async def test_one_pass_one_transaction_and_every_reply_after_its_commit(tmp_path: Path
                                                                          ) -> None:
     store = Store(tmp_path / "s.db")
@@ -117,26 +151,47 @@ async def test_a_failed_group_commits_one_by_one_and_only_the_bad_row_fails(
     store.close()
 
 
-async def test_a_match_with_an_uncommitted_command_queues_the_next(tmp_path: Path) -> None:
-    store = Store(tmp_path / "s.db")
-    commits, matches, seats, log = war_matches(tmp_path, store, 1)
-    match, pair = matches[0], seats[0]
-    async with trio.open_nursery() as nursery:
-        await start(nursery, commits, matches, log)
-        for seat in (0, 1):   # both seats flip in one pass: the second waits in the inbox
-            await match.submit(PlayIntent(pair[seat].id, seat, seq=match.seq,
-                                          intent={"type": "flip"}), pair[seat])
-            assert match.uncommitted
+async def test_a_match_with_an_uncommitted_command_defers_the_next(tmp_path: Path) -> None:
+    async with one_running_match(tmp_path) as (commits, match, pair, log, store):
+        before = commits.batches
+        await both_flip(match, pair)   # the second waits for the first
+        assert match.deferred == 1 and not match._queued   # in the group commit, not the inbox
+        assert match.seq == 1 and not log
         await trio.testing.wait_all_tasks_blocked()
+        assert match.deferred == 0 and commits.waiting == []
+        assert commits.batches == before + 2   # both through the committer, in order
         rows = store.journal(match.id)
         assert [(r.seq, r.seat) for r in rows] == [(1, 0), (2, 1)]
         oks = [(who, msg["seq"]) for who, msg, _ in log if msg["type"] == "ok"]
         assert oks == [("p0-0", 1), ("p0-1", 2)]
-        for _, msg, stored in log:
-            if msg["type"] == "snapshot":
-                assert stored >= msg["seq"]
-        nursery.cancel_scope.cancel()
-    store.close()
+        assert_snapshots_after_their_rows(log)
+
+
+async def test_the_task_runs_deferred_commands_before_its_own(tmp_path: Path) -> None:
+    async with one_running_match(tmp_path) as (commits, match, pair, log, store):
+        await both_flip(match, pair)
+        assert match.deferred == 1
+        pair[0].client = None
+        match.detach(pair[0])   # through the core at once: the deferred flip runs first
+        assert match.deferred == 0 and commits.waiting == []
+        assert [(r.seq, r.seat) for r in store.journal(match.id)][:2] == [(1, 0), (2, 1)]
+        # seat 0 is gone (nothing of it recorded); seat 1 saw the first flip, then its
+        # own flip answered and its snapshot, then seat 0's detach
+        assert [(msg["type"], msg.get("id"), msg.get("seq")) for _, msg, _ in log] == [
+            ("snapshot", None, 1), ("ok", 1, 2), ("snapshot", None, 2),
+            ("presence", None, None)]
+        assert_snapshots_after_their_rows(log)
+
+
+async def test_a_deferred_command_of_a_closed_match_is_answered(tmp_path: Path) -> None:
+    async with one_running_match(tmp_path) as (commits, match, pair, log, store):
+        await both_flip(match, pair, first_id=7)
+        match.closed = True   # as if its task had ended before the committer's pass
+        await trio.testing.wait_all_tasks_blocked()
+        answers = [(who, msg["type"], msg.get("code")) for who, msg, _ in log
+                   if msg.get("id") == 8]
+        assert answers == [("p0-1", "error", "no_such_match")]
+        assert commits.waiting == [] and match.deferred == 0
 
 
 async def test_lone_commands_commit_at_once_with_a_probe_every_eighth(tmp_path: Path) -> None:
