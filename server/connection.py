@@ -143,6 +143,8 @@ class ClientConnection:
         #: the last read found the socket empty or emptied it (a short read): the
         #: next one waits for readiness first instead of failing with EAGAIN
         self._drained = False
+        #: a read waited for the peer since the reader last looked (other tasks ran)
+        self._waited = False
         #: the heartbeat watcher's scope (:meth:`_watch_silence`), once it runs
         self._watch: trio.CancelScope | None = None
         #: the reader waits for the peer's bytes (what the watcher may cut short)
@@ -335,12 +337,14 @@ class ClientConnection:
         """
         fd = self._fd
         if fd is None:   # TLS, in-memory streams
+            self._waited = True   # receive_some checkpoints
             try:
                 return await self.stream.receive_some(READ_SIZE)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 return b""
         while True:
             if self._drained:
+                self._waited = True
                 try:
                     await trio.lowlevel.wait_readable(fd)
                 except trio.ClosedResourceError:
@@ -429,7 +433,14 @@ class ClientConnection:
         assert self.session is not None
         slice_start = trio.current_time()
         while True:
-            if trio.current_time() - slice_start >= READER_SLICE:
+            if self._waited:
+                # the last read waited for the peer, so every other task has run
+                # since: a new slice starts at that frame's arrival (no checkpoint)
+                self._waited = False
+                slice_start = self.last_heard
+            elif self.last_heard - slice_start >= READER_SLICE:
+                # requests already buffered (a pipelining client) for a whole slice,
+                # by the arrival stamps of their frames (no clock read of its own)
                 await trio.lowlevel.checkpoint()
                 slice_start = trio.current_time()
             try:
