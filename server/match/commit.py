@@ -21,14 +21,14 @@ without grouping): only a command whose own rows fail is rolled back and answere
 
 A command that reaches a match from a reader while the match's previous one
 waits here (both seats of a War battle flip at once; a flat-out client answered
-``stale``) waits here too (:meth:`GroupCommit.defer`), in arrival order, instead
+``stale``) waits here too (:meth:`GroupCommit.hold`), in arrival order, instead
 of going to the match task's inbox: once the batch is committed and carried out,
 the committer runs it through its core (in :meth:`GroupCommit.run`, in the same
 pass) and it joins the next batch, its reply written straight to the socket. So a
 race costs no wake-up of the match task and none of the connection's writer. A
 match holds at most ``inbox_size`` such commands (then the inbox takes them, and
 the reader waits on it), and its task, before it runs anything through the core,
-first runs what waits here for it (:meth:`GroupCommit.run_deferred_of`), so the
+first runs what waits here for it (:meth:`GroupCommit.take_held`), so the
 commands keep their order.
 
 When the last few batches held one command each (nothing else arrives in the
@@ -81,11 +81,11 @@ class Match(Protocol):
     uncommitted: bool
     #: when its core began the command (perf_counter)
     began: float
-    #: its commands deferred in the group commit (:meth:`GroupCommit.defer`)
-    deferred: int
+    #: its commands held in the group commit (:meth:`GroupCommit.hold`)
+    held: int
 
-    def run_deferred(self, session: Session | None, command: Any) -> bool:
-        """Run a deferred command now (nothing of this match is uncommitted); False
+    def run_held(self, session: Session | None, command: Any) -> bool:
+        """Run a held command now (nothing of this match is uncommitted); False
         when it must wait longer (the match's task is busy with it)."""
 
     def store_write(self, store: Store, write: Write) -> None:
@@ -170,27 +170,27 @@ class GroupCommit:
                 self._wake = trio.Event()
                 self.flush()
                 if self.waiting:
-                    self._run_deferred()
+                    self._run_held()
         finally:
             self._running = False
             self.flush()
 
-    def defer(self, match: Match, session: Session | None, command: Any) -> None:
-        """Run ``command`` of ``match`` (which has one uncommitted, or deferred
+    def hold(self, match: Match, session: Session | None, command: Any) -> None:
+        """Run ``command`` of ``match`` (which has one uncommitted, or held
         already) once what ``match`` has here is committed: in the committer's pass,
         after the batch is carried out."""
-        match.deferred += 1
+        match.held += 1
         self.waiting.append((match, session, command))
         self._wake.set()
 
     def poke(self) -> None:
-        """Have the committer look at the deferred commands again (a match whose
+        """Have the committer look at the held commands again (a match whose
         task held them back is free again)."""
         if self._running and self.waiting:
             self._wake.set()
 
-    def _run_deferred(self) -> None:
-        """Run each deferred command whose match has nothing uncommitted, in order;
+    def _run_held(self) -> None:
+        """Run each held command whose match has nothing uncommitted, in order;
         a match's later ones wait for the next pass once one of it has run (it is
         uncommitted again)."""
         waiting, self.waiting = self.waiting, []
@@ -199,23 +199,23 @@ class GroupCommit:
             for item in waiting:
                 match = item[0]
                 if id(match) not in held and not match.uncommitted:
-                    match.deferred -= 1
-                    if match.run_deferred(item[1], item[2]):
+                    match.held -= 1
+                    if match.run_held(item[1], item[2]):
                         if match.uncommitted:
                             held.add(id(match))
                         continue
-                    match.deferred += 1
+                    match.held += 1
                 held.add(id(match))
                 self.waiting.append(item)
 
-    def take_deferred(self, match: Match) -> list[tuple[Session | None, Any]]:
-        """Remove and return ``match``'s deferred commands, in order (its task runs
+    def take_held(self, match: Match) -> list[tuple[Session | None, Any]]:
+        """Remove and return ``match``'s held commands, in order (its task runs
         them itself before anything else of it)."""
-        if not match.deferred:
+        if not match.held:
             return []
         mine = [(session, command) for m, session, command in self.waiting if m is match]
         self.waiting = [item for item in self.waiting if item[0] is not match]
-        match.deferred = 0
+        match.held = 0
         return mine
 
     def submit(self, match: Match, session: Session | None, command: Any, fx: Effects) -> None:

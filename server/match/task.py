@@ -152,8 +152,8 @@ class Match:
         self._busy = False
         #: a command handled here waits in the group commit (server.match.commit)
         self.uncommitted = False
-        #: commands of this match deferred in the group commit (GroupCommit.defer)
-        self.deferred = 0
+        #: commands of this match held in the group commit (GroupCommit.hold)
+        self.held = 0
         #: cluster mode: the fencing epoch this node owns the match at
         self.epoch = 0
         #: cluster mode: the journal rows Redis holds (a failed commit rolls back to
@@ -333,8 +333,8 @@ class Match:
         while the inbox is full.
 
         A command that may skip the inbox runs through the core at once, or, while
-        this match has a command in the group commit, is deferred there until that
-        one is committed (:meth:`GroupCommit.defer`). Else, with room in the inbox,
+        this match has a command in the group commit, is held there until that
+        one is committed (:meth:`GroupCommit.hold`). Else, with room in the inbox,
         it is queued at once, without a scheduler pass: the caller (a connection's
         reader) goes straight back to its socket while the match task wakes. A
         caller that is already cancelled still gets Cancelled before anything is
@@ -349,11 +349,11 @@ class Match:
         if self._can_skip_inbox(session):
             commits = self.ctx.commits
             assert commits is not None
-            if not self.uncommitted and not self.deferred:
+            if not self.uncommitted and not self.held:
                 self._handle_now(session, command)
                 return
-            if not commits.deferred and self.deferred < self.ctx.config.inbox_size:
-                commits.defer(self, session, command)  # run once the earlier is committed
+            if not commits.deferred and self.held < self.ctx.config.inbox_size:
+                commits.hold(self, session, command)  # run once the earlier is committed
                 return
         self._queued += 1
         try:
@@ -369,7 +369,7 @@ class Match:
             raise
 
     def _can_skip_inbox(self, session: Session | None) -> bool:
-        """The command may skip the inbox (run now, or deferred in the group commit
+        """The command may skip the inbox (run now, or held in the group commit
         when something of this match is uncommitted): nothing of this match is
         queued or half done, the task runs, the server groups commits, and the
         requester's replies can be written at once (a plain socket; others keep the
@@ -378,9 +378,9 @@ class Match:
                 and not self._queued and not self._busy and not self._close
                 and (session is None or getattr(session.client, "direct", False)))
 
-    def run_deferred(self, session: Session | None, command: cmd.Command) -> bool:
-        """A command deferred in the group commit, run now that nothing of this match
-        is uncommitted (see :meth:`GroupCommit.defer`); False (it waits longer) while
+    def run_held(self, session: Session | None, command: cmd.Command) -> bool:
+        """A command held in the group commit, run now that nothing of this match
+        is uncommitted (see :meth:`GroupCommit.hold`); False (it waits longer) while
         the task holds the match (a command queued or half done): the task runs it
         first (:meth:`_run_core`). A closed match answers it ``no_such_match``, as
         :meth:`submit` would have."""
@@ -496,7 +496,7 @@ class Match:
             self.closed = True
             self._send.close()
             self._recv.close()
-            if self.deferred and self.ctx.commits is not None:
+            if self.held and self.ctx.commits is not None:
                 self.ctx.commits.poke()   # they are answered no_such_match
             self.ctx.on_closed(self)
 
@@ -548,8 +548,8 @@ class Match:
             self._send_rest(fx)
         finally:
             self._busy = False
-            if self.deferred and self.ctx.commits is not None:
-                self.ctx.commits.poke()   # commands deferred meanwhile may run now
+            if self.held and self.ctx.commits is not None:
+                self.ctx.commits.poke()   # commands held meanwhile may run now
 
     def _send_rest(self, fx: Effects) -> None:
         """Build and send the rest of ``fx``'s broadcast."""
@@ -582,7 +582,7 @@ class Match:
         commits = self.ctx.commits
         if commits is not None:
             commits.flush()  # what cores were handed before is committed first
-            for earlier in commits.take_deferred(self):   # and what came before this
+            for earlier in commits.take_held(self):   # and what came before this
                 fx = self._commit_and_send(*earlier)
                 if fx is not None and fx.later is not None:
                     self._send_rest(fx)

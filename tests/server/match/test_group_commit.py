@@ -155,10 +155,10 @@ async def test_a_match_with_an_uncommitted_command_defers_the_next(tmp_path: Pat
     async with one_running_match(tmp_path) as (commits, match, pair, log, store):
         before = commits.batches
         await both_flip(match, pair)   # the second waits for the first
-        assert match.deferred == 1 and not match._queued   # in the group commit, not the inbox
+        assert match.held == 1 and not match._queued   # in the group commit, not the inbox
         assert match.seq == 1 and not log
         await trio.testing.wait_all_tasks_blocked()
-        assert match.deferred == 0 and commits.waiting == []
+        assert match.held == 0 and commits.waiting == []
         assert commits.batches == before + 2   # both through the committer, in order
         rows = store.journal(match.id)
         assert [(r.seq, r.seat) for r in rows] == [(1, 0), (2, 1)]
@@ -167,13 +167,13 @@ async def test_a_match_with_an_uncommitted_command_defers_the_next(tmp_path: Pat
         assert_snapshots_after_their_rows(log)
 
 
-async def test_the_task_runs_deferred_commands_before_its_own(tmp_path: Path) -> None:
+async def test_the_task_runs_held_commands_before_its_own(tmp_path: Path) -> None:
     async with one_running_match(tmp_path) as (commits, match, pair, log, store):
         await both_flip(match, pair)
-        assert match.deferred == 1
+        assert match.held == 1
         pair[0].client = None
-        match.detach(pair[0])   # through the core at once: the deferred flip runs first
-        assert match.deferred == 0 and commits.waiting == []
+        match.detach(pair[0])   # through the core at once: the held flip runs first
+        assert match.held == 0 and commits.waiting == []
         assert [(r.seq, r.seat) for r in store.journal(match.id)][:2] == [(1, 0), (2, 1)]
         # seat 0 is gone (nothing of it recorded); seat 1 saw the first flip, then its
         # own flip answered and its snapshot, then seat 0's detach
@@ -183,7 +183,7 @@ async def test_the_task_runs_deferred_commands_before_its_own(tmp_path: Path) ->
         assert_snapshots_after_their_rows(log)
 
 
-async def test_a_deferred_command_of_a_closed_match_is_answered(tmp_path: Path) -> None:
+async def test_a_held_command_of_a_closed_match_is_answered(tmp_path: Path) -> None:
     async with one_running_match(tmp_path) as (commits, match, pair, log, store):
         await both_flip(match, pair, first_id=7)
         match.closed = True   # as if its task had ended before the committer's pass
@@ -191,7 +191,7 @@ async def test_a_deferred_command_of_a_closed_match_is_answered(tmp_path: Path) 
         answers = [(who, msg["type"], msg.get("code")) for who, msg, _ in log
                    if msg.get("id") == 8]
         assert answers == [("p0-1", "error", "no_such_match")]
-        assert commits.waiting == [] and match.deferred == 0
+        assert commits.waiting == [] and match.held == 0
 
 
 async def test_lone_commands_commit_at_once_with_a_probe_every_eighth(tmp_path: Path) -> None:
