@@ -16,13 +16,17 @@ Structure:
 - :mod:`engine.bots.ismcts_policy`: greedy's scores as move priors, and the
   playout policies.
 - :mod:`engine.bots.ismcts_eval`: the learned leaf evaluation.
+- :mod:`engine.bots.ismcts_belief`: which cards the opponent kept, for the deals.
 - this module: :class:`ISMCTSStrategy`, the search loop and subtree reuse.
 
 One *iteration* (the budget counts them) is one sampled world:
 
 1. **Determinize**: sample a world consistent with the seat's view, a new one
    every iteration (``engine.datastructures.determinize``: the opponent's hand,
-   the deck order and the face-down recycle pile dealt at random).
+   the deck order and the face-down recycle pile dealt at random); with
+   ``belief`` on, the opponent's hand is then redealt in part from the cards it
+   is likely to have kept through its last turn (:mod:`engine.bots.ismcts_belief`,
+   read from the seat's own view at the first decision of its turn).
 2. **Every root move in that world** (common random numbers, as ``search``
    does with its candidates): each distinct legal move of the seat is applied
    to its own copy of the world, and the iteration goes on from that root
@@ -33,8 +37,9 @@ One *iteration* (the budget counts them) is one sampled world:
    world; whoever is to move in it (either seat) picks at that node.
 4. **Expand**: add one untried legal move -- greedy's favourite among them
    when ``prior_order`` is on, else a random one -- with its prior.
-5. **Play out**: from there, the playout policy moves both seats until the
-   ``horizon``-th turn end after the root (3: through the opponent's next turn
+5. **Play out**: from there, the playout policy moves both seats (``greedy``:
+   :func:`engine.bots.ismcts_policy.greedy_play_out`, greedy's very choices with
+   each phase 2 decided at once) until the ``horizon``-th turn end after the root (3: through the opponent's next turn
    to the end of the seat's own next one; the tree itself stops at the horizon
    too, so every line is scored at the same point of the game and costs at most
    one playout to it), then the leaf evaluation (``evaluation``, below)
@@ -62,7 +67,12 @@ visited. Measured at 0.05 s per move it did worse (about 44% of decided games
 against ``search`` over 240 games): its estimates of the root moves carry the
 whole noise of the hidden cards.
 
-The move played is the root move with the best mean reward. With ``reuse`` on,
+With ``prune`` on, the root moves race: after :data:`PRUNE_AFTER` worlds, and every
+:data:`PRUNE_EVERY` after that, a move whose mean reward in this decision is more
+than ``prune`` standard errors below the best one's gets no new worlds (two
+always stay), so the worlds go to the moves still in question. The move played
+is the root move with the best mean reward among those still racing (they all
+saw the same worlds). With ``reuse`` on,
 the child chosen is kept: when the next call is the same seat's next decision
 of the same turn and the view shows exactly that move's effect, the search
 goes on from that subtree instead of starting afresh.
@@ -157,9 +167,10 @@ from typing import Any
 from engine.bots.base import DEFAULT_BUDGET, Intent, View, flip_intent, require_legal
 from engine.bots.budget import Budget
 from engine.bots.greedy import board_from_view, choose_on_board
+from engine.bots.ismcts_belief import kept_weights, resample_hand
 from engine.bots.ismcts_eval import value as learned_value
 from engine.bots.ismcts_eval import win_chance
-from engine.bots.ismcts_policy import PLAYOUTS, greedy_priors
+from engine.bots.ismcts_policy import PLAYOUTS, greedy_play_out, greedy_priors
 from engine.bots.ismcts_tree import Node, distinct_moves, move_key
 from engine.bots.search import board_from_state, evaluate
 from engine.datastructures import determinize
@@ -194,6 +205,16 @@ EVALUATIONS: dict[str, tuple[Any, float]] = {
     "learned": (learned_value, 0.5),
     "winprob": (win_chance, 0.25),
 }
+#: The share of the opponent's hand dealt as kept cards (:mod:`engine.bots.ismcts_belief`,
+#: whose ``KEPT_SHARE`` 0.2 is the measured share): off, as it did not pay (module docstring).
+BELIEF = 0.0
+#: Root pruning (paired racing): after PRUNE_AFTER worlds, and every PRUNE_EVERY
+#: after that, a root move whose mean reward is more than PRUNE_Z standard errors
+#: below the best one's stops being played in new worlds (at least two stay).
+#: 0: off.
+PRUNE_Z = 3.0
+PRUNE_AFTER = 16
+PRUNE_EVERY = 8
 #: The leaf evaluation used unless one is named.
 EVALUATION = "winprob"
 
@@ -239,6 +260,9 @@ class ISMCTSStrategy:
         crn: common random numbers at the root: every root move in each world
             (module docstring); False: the plain algorithm, one line per world.
         evaluation: a name in :data:`EVALUATIONS`, the leaf score.
+        belief: the share of the opponent's hand dealt as cards it kept
+            (:mod:`engine.bots.ismcts_belief`); 0: every hidden card uniform.
+        prune: the root race's margin in standard errors (module docstring); 0: off.
 
     Raises:
         ValueError: an unknown playout or evaluation, a negative constant or a
@@ -251,7 +275,8 @@ class ISMCTSStrategy:
                  bias: float = BIAS, prior_order: bool = True, horizon: int = HORIZON,
                  playout: str = "greedy", reward_scale: float | None = None,
                  reuse: bool = True, widen: int = WIDEN, center: bool = True,
-                 crn: bool = True, evaluation: str = EVALUATION) -> None:
+                 crn: bool = True, evaluation: str = EVALUATION,
+                 belief: float = BELIEF, prune: float = PRUNE_Z) -> None:
         if playout not in PLAYOUTS:
             raise ValueError(f"unknown playout {playout!r}; known: {', '.join(PLAYOUTS)}")
         if evaluation not in EVALUATIONS:
@@ -259,19 +284,30 @@ class ISMCTSStrategy:
         self.evaluate, own_scale = EVALUATIONS[evaluation]
         if reward_scale is None:
             reward_scale = own_scale
-        if exploration < 0 or bias < 0 or not reward_scale > 0 or horizon < 1:
-            raise ValueError("exploration and bias must be >= 0, reward_scale > 0, horizon >= 1")
+        if (exploration < 0 or bias < 0 or not reward_scale > 0 or horizon < 1
+                or not 0.0 <= belief <= 1.0 or prune < 0):
+            raise ValueError("exploration, bias and prune must be >= 0, reward_scale > 0, "
+                             "horizon >= 1, belief in [0, 1]")
         self.rng = random.Random(seed)
         self.exploration = exploration
         self.bias = bias
         self.prior_order = prior_order
         self.horizon = horizon
         self.playout = PLAYOUTS[playout]
+        self._greedy_playout = playout == "greedy"
         self.reward_scale = reward_scale
         self.reuse = reuse
         self.widen = widen
         self.center = center
         self.crn = crn
+        self.belief = belief
+        self.prune = prune
+        #: Worlds, reward sum and sum of squares of each root move in this decision
+        #: (for pruning; a kept subtree's earlier visits are not in them).
+        self._race_stats: dict[int, list[float]] = {}
+        #: The turn the belief was read at, and its weights (None: uniform deals).
+        self._belief_turn: int | None = None
+        self._weights: list[float] | None = None
         self._score_sum, self._score_count = 0.0, 0
         #: Statistics of the last decision (0 iterations: one distinct move, or
         #: a budget spent before the first), and totals over searched decisions.
@@ -295,6 +331,9 @@ class ISMCTSStrategy:
         require_legal(legal)
         if game == "war":
             return flip_intent(legal)
+        if view["turn"] != self._belief_turn:   # the turn's first decision
+            self._belief_turn = view["turn"]
+            self._weights = kept_weights(view, seat) if self.belief else None
         board = board_from_view(view, seat)
         values = [from_wire(intent) for intent in legal]
         moves = distinct_moves(values, board.hand)
@@ -307,6 +346,8 @@ class ISMCTSStrategy:
         stop = view["turn"] + self.horizon
         self._score_sum, self._score_count = 0.0, 0
         keys = list(moves)
+        active = keys
+        self._race_stats = {key: [0, 0.0, 0.0] for key in keys}
         priors = greedy_priors(board, moves) if self.crn else {}
         done = 0
         cost = 0.0
@@ -318,10 +359,13 @@ class ISMCTSStrategy:
                 if left <= 0.0 or left - cost < reserve:
                     break  # the next iteration would end past the share of the time
             if self.crn:
-                self._iterate_all(root, view, seat, stop, keys, priors)
+                self._iterate_all(root, view, seat, stop, active, priors)
             else:
                 self._iterate(root, view, seat, stop)
             done += 1
+            if (self.crn and self.prune and len(active) > 2 and done >= PRUNE_AFTER
+                    and (done - PRUNE_AFTER) % PRUNE_EVERY == 0):
+                active = self._race(active)
             if left is not None:
                 now = budget.remaining()
                 assert now is not None
@@ -329,7 +373,9 @@ class ISMCTSStrategy:
         self.last_iterations = done
         self.searched += 1
         self.total_iterations += done
-        key = root.best_mean(keys) if self.crn else root.most_visited(keys)
+        # Only the moves still racing saw every world (a pruned move's rewards were
+        # centred on a mean that still counted the worse moves).
+        key = root.best_mean(active) if self.crn else root.most_visited(keys)
         if key is None:  # not one iteration: the heuristic's choice
             key = move_key(choose_on_board(board, values, self.rng), board.hand)
         self._remember(root, key, view, seat)
@@ -337,7 +383,7 @@ class ISMCTSStrategy:
 
     def _iterate(self, root: Node, view: View, seat: int, stop: int) -> None:
         """One ISMCTS iteration (module docstring, steps 1-5)."""
-        state = determinize(view, seat, self.rng)
+        state = self._world(view, seat)
         path = self._descend(root, state, root, stop)
         reward = self._reward(self._play_on(state, seat, stop), seat)
         root.visits += 1
@@ -349,7 +395,7 @@ class ISMCTSStrategy:
         """One iteration with common random numbers at the root: one world, and in it
         every root move followed down its subtree and played out; each reward is the
         move's score against the mean of all of them in this world."""
-        world = determinize(view, seat, self.rng)
+        world = self._world(view, seat)
         here = distinct_moves(world.legal_moves(seat), [VALUE[c] for c in world.hands[seat]])
         played = []
         for key in keys:
@@ -365,10 +411,40 @@ class ISMCTSStrategy:
         mean = sum(running) / len(running) if running else 0.0
         scale = self.reward_scale
         root.visits += 1
+        race = self._race_stats
         for (path, state), x in zip(played, scores, strict=True):
             reward = reward_of(x if state.result is not None else x - mean, scale)
+            stat = race[path[0].key]  # type: ignore[index]
+            stat[0] += 1
+            stat[1] += reward
+            stat[2] += reward * reward
             for n in path:
                 n.update(reward, seat)
+
+    def _race(self, active: list[int]) -> list[int]:
+        """The root moves of ``active`` still worth new worlds: those whose mean reward
+        is within :attr:`prune` standard errors of the best (at least two kept)."""
+        stats = []
+        for key in active:
+            n, total, squares = self._race_stats[key]
+            mean = total / n
+            var = max(squares / n - mean * mean, 0.0)
+            stats.append((mean, var / n, key))
+        stats.sort(reverse=True)
+        best_mean, best_se2, _ = stats[0]
+        z = self.prune
+        kept = [key for mean, se2, key in stats
+                if best_mean - mean <= z * math.sqrt(best_se2 + se2)]
+        if len(kept) < 2:
+            kept = [stats[0][2], stats[1][2]]
+        return [k for k in active if k in kept]
+
+    def _world(self, view: View, seat: int) -> Any:
+        """A new determinization of ``view``, its opponent hand dealt by the belief."""
+        world = determinize(view, seat, self.rng)
+        if self._weights is not None:
+            resample_hand(world, seat, self._weights, self.belief, self.rng)
+        return world
 
     def _descend(self, node: Node, state: Any, full_width: Node | None,
                  stop: int) -> list[Node]:
@@ -411,6 +487,9 @@ class ISMCTSStrategy:
     def _play_on(self, state: Any, seat: int, stop: int) -> Any:
         """Play both seats on with the playout policy to the horizon (in place)."""
         policy, rng = self.playout, self.rng
+        if self._greedy_playout:
+            greedy_play_out(state, stop, rng)
+            return state
 
         def choose(state: Any, mover: int, legal: list[DSIntent]) -> DSIntent:
             return legal[0] if len(legal) == 1 else policy(state, mover, legal, rng)

@@ -59,23 +59,26 @@ def plays(arrays: list[list[int]], closed: list[bool], hand: list[int], queue: l
             need.append((VALUE[arr[-1]] + 1) % N_VALUES)
         else:
             need.append(_EMPTY)
+    any_card = _EMPTY in need
     for i, card in enumerate(hand):
         value = VALUE[card]
-        if value == ACE:
-            continue
+        if value == ACE or not (any_card or value in need):
+            continue  # most hand cards fit nowhere: one test instead of three
         for a in range(N_ARRAYS):
             if need[a] == value or need[a] == _EMPTY:
                 out.append(play_hand(i, a))
     if queue:
         value = VALUE[queue[0]]
-        for a in range(N_ARRAYS):
-            if need[a] == value:
-                out.append(PLAY_QUEUE[a])
+        if value in need:
+            for a in range(N_ARRAYS):
+                if need[a] == value:
+                    out.append(PLAY_QUEUE[a])
     for s in (0, 1):
         stack = stacks[s]
         if stack:
             value = VALUE[stack[-1]]
-            for a in range(N_ARRAYS):
-                if need[a] == value:
-                    out.append(PLAY_STACK[s][a])
+            if value in need:
+                for a in range(N_ARRAYS):
+                    if need[a] == value:
+                        out.append(PLAY_STACK[s][a])
     return out
