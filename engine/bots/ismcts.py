@@ -79,7 +79,28 @@ goes on from that subtree instead of starting afresh.
 
 Measured (decided games; 2 shared, loaded cores, so small runs are noisy):
 
-- final, the ``winprob`` evaluation, horizon 3, 0.05 s of CPU time per move
+- final, this build (the root race at 3 standard errors, the greedy playout
+  without the general loop, the belief off), 0.05 s of CPU time per move, the
+  same 10-game runs and seeds as the build before (next item): FINAL_FIGURES
+- steps of this build, 100 games each against ``greedy`` (seed 4001, the same
+  deals for all four, 0.05 s of CPU time): the build before with the faster
+  playout alone 76:24; with the belief 73:27; with the root race 83:17; with
+  both 77:23. Over 200 games each, the race is worth +5.5 points and the belief
+  -4.5, each about one standard error: the race kept, the belief off.
+- worlds per decision (median over 69 positions from greedy games with more
+  than one move, 0.05 s of CPU time each, the builds run in turn, twice): the
+  build before 103 and 104; with the greedy playout without the general loop
+  112 and 113 (+8%: the same choices, the same draws of the generator, each
+  phase 2 decided from one board; and ``arrays.plays`` tests a hand card once
+  against the three needs); with the root race as well 134 and 136 (+30%: once
+  moves are dropped, a world plays fewer root moves). cProfile of 40 decisions
+  at 30 worlds: playouts 58%, the tree's descent 26% (greedy's priors at each
+  expansion 7%), determinizing 6%, the evaluation 6%; across playouts and
+  descent, applying moves 24%, greedy's phase 1 choices 15%, the legal moves
+  12%, greedy's boards 9%: no one part left that would give another 2x short
+  of a second, faster rules engine for rollouts.
+- the belief (:mod:`engine.bots.ismcts_belief`): BELIEF_FIGURES
+- the build before, the ``winprob`` evaluation, horizon 3, 0.05 s of CPU time per move
   (10-game runs, ``cardsim tournament --clock cpu``, seeds 1001-1040 against
   ``search`` and 2001-2040 against ``greedy``, 400 games each, seats swapped):
   252:148 against ``search`` (63.0%, 95% 58.2-67.6%, Elo +92), 327:73 against
