@@ -105,7 +105,7 @@ def test_the_belief_can_be_turned_off_and_is_checked() -> None:
 
 
 def test_the_root_race_drops_only_moves_clearly_behind_and_keeps_two() -> None:
-    bot = ISMCTSStrategy(1)
+    bot = ISMCTSStrategy(1, prune=3.0)
     # key: [worlds, reward sum, sum of squares]
     bot._race_stats = {
         1: [20, 20 * 0.6, 20 * (0.6 ** 2 + 0.01)],   # best, sd 0.1
@@ -118,3 +118,13 @@ def test_the_root_race_drops_only_moves_clearly_behind_and_keeps_two() -> None:
     assert len(kept) == 2 and 1 in kept   # two always stay, the best among them
     with pytest.raises(ValueError):
         ISMCTSStrategy(1, prune=-1.0)
+
+
+def test_the_race_keeps_a_fixed_budget_deterministic_and_legal() -> None:
+    from engine.bots.budget import Budget
+    state = _turn_start_view(6, 20)
+    seat = state.current
+    view, legal = state.view(seat), state.legal(seat)
+    picks = [ISMCTSStrategy(3, prune=3.0).choose("datastructures", seat, view, legal,
+                                                  Budget.iterations(40)) for _ in range(2)]
+    assert picks[0] is picks[1] and picks[0] in legal
