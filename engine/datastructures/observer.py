@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engine.core import Event, View
-from engine.datastructures.deck import NAME, VALUE, VALUE_NAME
+from engine.datastructures.deck import N_CARDS, N_VALUES, NAME, VALUE, VALUE_NAME
 from engine.datastructures.rules import DSState
 
 #: Raw event types that carry cards some seats may not see, and the seat field
@@ -28,12 +28,13 @@ from engine.datastructures.rules import DSState
 _PRIVATE_CARDS = {"draw": "seat"}
 
 
+#: ``_NEXT[card]``: the rank an open array whose last card is ``card`` needs next (D2).
+_NEXT: tuple[str, ...] = tuple(VALUE_NAME[(VALUE[c] + 1) % N_VALUES] for c in range(N_CARDS))
+
+
 def _array(cards: list[int], closed: bool) -> dict:
-    if closed or not cards:
-        nxt = None
-    else:
-        nxt = VALUE_NAME[(VALUE[cards[-1]] + 1) % 12]
-    return {"cards": [NAME[c] for c in cards], "next": nxt, "closed": closed}
+    return {"cards": [NAME[c] for c in cards],
+            "next": None if closed or not cards else _NEXT[cards[-1]], "closed": closed}
 
 
 def _mulligan(reveal: dict | None) -> dict | None:
@@ -57,13 +58,14 @@ def build_view(state: DSState, seat: int | None) -> View:
     players = []
     for s in (0, 1):
         closed = state.closed[s]
-        arrays = state.arrays[s]
+        a0, a1, a2 = state.arrays[s]
+        c0, c1, c2 = closed
         players.append({
             "seat": s,
             "hand_count": len(hands[s]),
-            "closed": closed[0] + closed[1] + closed[2],
+            "closed": c0 + c1 + c2,
             "stack": [NAME[c] for c in state.stacks[s]],
-            "arrays": [_array(arrays[a], closed[a]) for a in range(3)],
+            "arrays": [_array(a0, c0), _array(a1, c1), _array(a2, c2)],
         })
     result = state.result
     over = result is not None
