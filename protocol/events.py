@@ -105,7 +105,7 @@ def trusted(cls: type[E], **fields: Any) -> E:
         TypeError: a field ``cls`` does not have (always checked: a typo, not data).
         LocalProtocolError: only with :data:`CHECK_TRUSTED`: a field is invalid.
     """
-    order, required = _ORDER.get(cls) or _order(cls)
+    order, required = cls.ORDER, cls.REQUIRED
     try:
         names = sorted(fields, key=order.__getitem__)
     except KeyError as exc:
@@ -116,16 +116,6 @@ def trusted(cls: type[E], **fields: Any) -> E:
         if value is not None or name in required:
             wire[name] = value
     return trusted_wire(cls, wire)
-
-
-#: per event class: field -> its place in the wire order, and the required fields
-_ORDER: dict[type, tuple[dict[str, int], frozenset[str]]] = {}
-
-
-def _order(cls: type[Event]) -> tuple[dict[str, int], frozenset[str]]:
-    got = _ORDER[cls] = ({spec.name: i for i, spec in enumerate(cls.FIELDS)},
-                         frozenset(spec.name for spec in cls.FIELDS if spec.required))
-    return got
 
 
 def trusted_wire(cls: type[E], wire: dict[str, Any]) -> E:

@@ -76,6 +76,10 @@ class Event:
     KEYS: ClassVar[frozenset[str]] = frozenset({"type"})
     SCHEMA: ClassVar[Struct] = Struct({})
     IS_REQUEST: ClassVar[bool] = False
+    #: field name -> its place in the wire order (:func:`protocol.events.trusted`)
+    ORDER: ClassVar[dict[str, int]] = {}
+    #: the names of the required fields
+    REQUIRED: ClassVar[frozenset[str]] = frozenset()
     #: the class's events made from their wire map (:func:`wired`), set by :func:`register`
     WIRED: ClassVar[type[Event]]
 
@@ -135,6 +139,8 @@ def register(mtype: str, *directions: str, request: bool = False) -> Callable[[t
             for f in dataclasses.fields(cls)
         )
         cls.KEYS = frozenset({"type", *(s.name for s in cls.FIELDS)})
+        cls.ORDER = {spec.name: i for i, spec in enumerate(cls.FIELDS)}
+        cls.REQUIRED = frozenset(spec.name for spec in cls.FIELDS if spec.required)
         cls.SCHEMA = Struct({s.name: F(s.check, s.required, s.doc) for s in cls.FIELDS})
         cls.to_wire = _make_to_wire(cls)  # type: ignore[method-assign]
         cls.WIRED = _make_wired(cls)
