@@ -686,27 +686,16 @@ class Store:
             OSError, sqlite3.Error: the log or the file cannot be read or written.
         """
         contents = redo.read(log_path)
-        (folded,) = self._db.execute("SELECT position FROM redo_folded").fetchone()
-        self._position = folded
         if contents.torn:
             log.warning("redo log %s: a torn record at byte %d of %d (a crash inside a "
                         "write, whose write never returned): dropped", log_path,
                         contents.valid, contents.size)
-        applied = 0
+        folded = self._folded()
+        self._position = folded
         if any(r.position > folded for r in contents.records):
             self._cursor.execute("BEGIN")
             try:
-                for record in contents.records:
-                    if record.position <= self._position:
-                        continue
-                    if record.position != self._position + 1:
-                        log.error("redo log %s: record %d follows %d (the records between "
-                                  "were lost, e.g. by an OS crash): not replaying it or "
-                                  "any after it", log_path, record.position, self._position)
-                        break
-                    self._apply(record)
-                    self._position = record.position
-                    applied += 1
+                applied = self._apply_unfolded(contents, folded, log_path)
                 self._cursor.execute(_FOLDED, (self._position,))
                 self._cursor.execute("COMMIT")
             except BaseException:
@@ -718,6 +707,34 @@ class Store:
                      self._position)
         if contents.size:
             os.truncate(log_path, 0)
+
+    def _folded(self) -> int:
+        """The position of the last redo-log record the database holds committed."""
+        (folded,) = self._db.execute("SELECT position FROM redo_folded").fetchone()
+        return int(folded)
+
+    def _apply_unfolded(self, contents: redo.Contents, folded: int, log_path: Path) -> int:
+        """In the open transaction, apply the records of ``contents`` after position
+        ``folded`` (:meth:`_folded`), in order, up to a gap in the positions;
+        :attr:`_position` follows them. Returns how many were applied.
+
+        Raises:
+            StoreError: a record's statement failed.
+        """
+        self._position = folded
+        applied = 0
+        for record in contents.records:
+            if record.position <= self._position:
+                continue
+            if record.position != self._position + 1:
+                log.error("redo log %s: record %d follows %d (the records between were "
+                          "lost, e.g. by an OS crash): not replaying it or any after it",
+                          log_path, record.position, self._position)
+                break
+            self._apply(record)
+            self._position = record.position
+            applied += 1
+        return applied
 
     def _apply(self, record: redo.Record) -> None:
         """Run one record's statements (all or nothing).
@@ -796,21 +813,12 @@ class Store:
         log.warning("store %s: the open transaction is gone (%s); applying the redo "
                     "log's %d records again", self.path, why, self._unfolded)
         position = self._position
-        self._replay_open(redo.read(self._redo.path))
+        folded = self._folded()
+        self._cursor.execute("BEGIN")
+        self._apply_unfolded(redo.read(self._redo.path), folded, self._redo.path)
         if self._position != position:
             raise StoreError(f"store {self.path}: the redo log holds up to record "
                              f"{self._position} of {position}")
-
-    def _replay_open(self, contents: redo.Contents) -> None:
-        """Begin a transaction and apply the log's records after the folded
-        position (the writes since the last fold)."""
-        (folded,) = self._db.execute("SELECT position FROM redo_folded").fetchone()
-        self._position = folded
-        self._cursor.execute("BEGIN")
-        for record in contents.records:
-            if record.position == self._position + 1:
-                self._apply(record)
-                self._position = record.position
 
     def transaction(self) -> _Transaction:
         """Every write inside the ``with`` block commits as one transaction at its
