@@ -705,8 +705,7 @@ class Lobby:
             match.seat_session(1 - first, other, client_seed=client_seed_came)
             await self._launch(match)
         except BaseException:
-            for seated in (waited.session, other):
-                seated.seats = {s for s in seated.seats if s[0] != match.id}
+            match.unseat_all()
             with trio.CancelScope(shield=True):
                 await wait_on()
             raise

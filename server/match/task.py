@@ -259,7 +259,7 @@ class Match:
         try:
             self.ctx.store.create_match(rec)
         except Exception:
-            self._unseat_all()
+            self.unseat_all()
             raise
 
     async def store_new_in(self, journal: Any) -> None:
@@ -275,11 +275,13 @@ class Match:
         try:
             self.epoch = await journal.create(rec)
         except Exception:
-            self._unseat_all()
+            self.unseat_all()
             raise
         self.rows = []
 
-    def _unseat_all(self) -> None:
+    def unseat_all(self) -> None:
+        """Its sessions no longer sit in this match (one that never started: the store
+        refused it, or its launch failed)."""
         for seat in self.core.seats:
             session = self.ctx.sessions.get(seat.session or "")
             if session is not None:
