@@ -46,11 +46,14 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from engine.bots.base import DEFAULT_BUDGET, Intent, View, flip_intent, require_legal
 from engine.bots.budget import Budget
 from engine.datastructures.deck import ACE, N_VALUES, value_of
 from engine.datastructures.intents import HAND, QUEUE, STACK, DSIntent, Play, from_wire
+
+T = TypeVar("T")
 
 #: ``need`` markers for an empty array (hand only) and a closed one.
 EMPTY = -1
@@ -228,22 +231,22 @@ def choose_on_board(board: Board, legal: Sequence[DSIntent], rng: random.Random)
         plays = [m for m in legal if m.TYPE == "play"]
         if plays:
             available = _available(board)
-            return _best(plays, [score_play(board, m, available)  # type: ignore[arg-type]
+            return best_scored(plays, [score_play(board, m, available)  # type: ignore[arg-type]
                                  for m in plays], rng)
         mulligans = [m for m in legal if m.TYPE == "mulligan"]
         if mulligans:
             # The kept card is the one to stack: keep the cheapest to give up.
-            return _best(mulligans, [-score_stack(board, hand[m.keep])  # type: ignore[union-attr]
+            return best_scored(mulligans, [-score_stack(board, hand[m.keep])  # type: ignore[union-attr]
                                      for m in mulligans], rng)
         return legal[0] if kind == "end_phase" else _first(legal, "end_phase")
     if kind == "stack":
-        return _best(list(legal), [-score_stack(board, hand[m.index])  # type: ignore[union-attr]
+        return best_scored(list(legal), [-score_stack(board, hand[m.index])  # type: ignore[union-attr]
                                    for m in legal], rng)
     candidates = [m for m in legal if m.TYPE == "enqueue"
                   and keep_value(board, hand[m.index]) < ENQUEUE_BELOW  # type: ignore[union-attr]
                   and help_value(board, hand[m.index]) < 1.0]  # type: ignore[union-attr]
     if candidates:
-        return _best(candidates, [-score_stack(board, hand[m.index])  # type: ignore[union-attr]
+        return best_scored(candidates, [-score_stack(board, hand[m.index])  # type: ignore[union-attr]
                                   for m in candidates], rng)
     return _first(legal, "end_turn")
 
@@ -267,7 +270,9 @@ def _first(legal: Sequence[DSIntent], kind: str) -> DSIntent:
     return legal[-1]
 
 
-def _best(options: Sequence[DSIntent], scores: Sequence[float], rng: random.Random) -> DSIntent:
+def best_scored(options: Sequence[T], scores: Sequence[float], rng: random.Random) -> T:
+    """The option of the highest score (``scores[i]`` is ``options[i]``'s); ties,
+    within 1e-9, broken by ``rng`` as greedy breaks them (one draw only for a tie)."""
     top = max(scores)
     best = [o for o, s in zip(options, scores, strict=True) if s >= top - 1e-9]
     return best[0] if len(best) == 1 else best[rng.randrange(len(best))]

@@ -22,6 +22,7 @@ from typing import Any
 from engine.bots.greedy import (
     ENQUEUE_BELOW,
     Board,
+    best_scored,
     choose_on_board,
     help_value,
     keep_value,
@@ -108,14 +109,6 @@ def mixed_playout(state: Any, mover: int, legal: Sequence[DSIntent],
     return choose_on_board(board_from_state(state, mover), legal, rng)
 
 
-def _cheapest(indexes: Sequence[int], cost: Sequence[float], rng: random.Random) -> int:
-    """The index among ``indexes`` with the lowest ``cost[index]`` (ties: ``rng``,
-    as greedy breaks them)."""
-    top = min(cost[i] for i in indexes)
-    best = [i for i in indexes if cost[i] <= top + 1e-9]
-    return best[0] if len(best) == 1 else best[rng.randrange(len(best))]
-
-
 def greedy_play_out(state: Any, stop: int, rng: random.Random) -> None:
     """Play ``state`` on in place, both seats by greedy's choices, until the game
     ends or turn ``stop`` begins: what :func:`engine.playout.play_out` with
@@ -143,7 +136,7 @@ def greedy_play_out(state: Any, stop: int, rng: random.Random) -> None:
         hand = board.hand
         cost = [score_stack(board, v) for v in hand]
         if not state.stacked and hand:
-            i = 0 if len(hand) == 1 else _cheapest(range(len(hand)), cost, rng)
+            i = 0 if len(hand) == 1 else best_scored(range(len(hand)), [-c for c in cost], rng)
             apply(mover, stack_cards(len(hand))[i])
             del hand[i], cost[i]
         cycle = [keep_value(board, v) < ENQUEUE_BELOW and help_value(board, v) < 1.0
@@ -152,7 +145,7 @@ def greedy_play_out(state: Any, stop: int, rng: random.Random) -> None:
             candidates = [i for i, c in enumerate(cycle) if c]
             if not candidates:
                 break
-            i = _cheapest(candidates, cost, rng)
+            i = best_scored(candidates, [-cost[c] for c in candidates], rng)
             apply(mover, enqueues(len(hand))[i])
             del hand[i], cost[i], cycle[i]
         apply(mover, END_TURN)
