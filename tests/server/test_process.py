@@ -38,6 +38,13 @@ async def start_process(db: Path, port: int, log: Path, *flags: str) -> subproce
             return proc
 
 
+def kill_if_running(proc: subprocess.Popen) -> None:
+    """Kill ``proc`` if it still runs (a test's cleanup after a failure), and reap it."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
 async def _play(clients: dict[int, TestClient], mid: str, steps: int,
                 snaps: dict[int, dict] | None = None) -> dict[int, dict]:
     """Make ``steps`` accepted intents (first legal of whoever may act)."""
@@ -91,9 +98,7 @@ async def test_sigkill_and_restart_resumes_matches(tmp_path: Path, capsys) -> No
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        kill_if_running(proc)
 
     text = log.read_text()
     assert "restored at seq" in text and "finished after seq" in text
@@ -128,9 +133,7 @@ async def test_sigterm_shuts_down_cleanly(tmp_path: Path) -> None:
             pass
         assert proc.wait(10) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        kill_if_running(proc)
     text = log.read_text()
     for event in ("starting", "listening on 127.0.0.1:", "connection from", f"match {mid} created",
                   "received SIGTERM", "stopped"):
@@ -204,6 +207,4 @@ async def test_sigkill_mid_game_loses_no_acknowledged_intent(tmp_path: Path) -> 
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        kill_if_running(proc)

@@ -19,7 +19,7 @@ import pytest
 from server import redo
 from server.store import FOLD_RECORDS, JournalEntry, MatchRecord, Store, StoreError
 from tests.server.helpers import TestClient, free_port
-from tests.server.test_process import start_process
+from tests.server.test_process import kill_if_running, start_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -324,9 +324,7 @@ async def test_a_server_killed_right_after_ok_replays_its_intents(tmp_path: Path
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        kill_if_running(proc)
     assert not redo.redo_path(db).exists()   # a clean stop folds and removes it
     assert len(_seqs(db, mid)) == acked
     assert "replayed" in log.read_text()
