@@ -16,15 +16,25 @@ is written to a temporary file beside it, flushed to disk and renamed over the
 old one, so a crash leaves either the old or the new contents, never half of
 either. A file that cannot be read (damaged, foreign) counts as nothing
 remembered; it is replaced at the next save.
+
+One record belongs to one running client: :class:`SessionMemory` holds an
+exclusive ``flock`` on a lock file beside the record (``<hash>.lock``) while
+the client runs. A second client started with the same server and name on the
+same machine finds the lock taken and runs without memory: it opens a session
+of its own instead of resuming (and so taking over) the first one's, and saves
+nothing. The lock goes with the process, so a client killed with SIGKILL
+leaves nothing that blocks the next run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import tempfile
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -93,6 +103,30 @@ class ClientState:
         """The file that holds (server, name)."""
         digest = hashlib.sha256(json.dumps([server, name]).encode("utf-8")).hexdigest()
         return self.root / "sessions" / f"{digest[:32]}.json"
+
+    def claim(self, server: str, name: str) -> int | None:
+        """Take the lock of (server, name)'s record for this process.
+
+        Returns:
+            The lock's file descriptor (close it to let go), or None when another
+            client holds the lock.
+
+        Raises:
+            OSError: the lock file cannot be made (a read-only home).
+        """
+        lock = self.path(server, name).with_suffix(".lock")
+        _private_dir(self.root)
+        _private_dir(lock.parent)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
 
     def load(self, server: str, name: str) -> Remembered:
         """What is remembered for (server, name); an empty record when nothing is."""
@@ -172,6 +206,11 @@ class SessionMemory:
     matches to look for); :meth:`welcomed` and :meth:`seated` save as things
     change. A write that fails (a read-only home) is reported once through
     ``warn`` and the client goes on without memory.
+
+    The record is claimed for as long as this object is open (:meth:`close`,
+    or use it as a context manager; see the module docstring). When another
+    running client holds it, ``warn`` says so, ``remembered`` is empty and
+    nothing is saved or forgotten: this client plays a session of its own.
     """
 
     def __init__(self, state: ClientState, server: str, name: str, forget: bool = False,
@@ -182,9 +221,37 @@ class SessionMemory:
         self.name = name
         self.warn = warn or (lambda text: None)
         self._warned = False
+        self._release: Callable[[], None] = lambda: None
+        self.shared = False
+        try:
+            lock = state.claim(server, name)
+        except OSError:
+            pass   # no lock without a writable home; the first save reports it
+        else:
+            if lock is not None:
+                # let go when closed, or when this object is dropped unclosed
+                self._release = weakref.finalize(self, os.close, lock)
+            else:
+                self.shared = True
+                self._warned = True   # nothing is saved: no write can fail
+                self.warn(f"another client plays as {name!r} on {server} from this "
+                          "machine: this one opens a session of its own and remembers "
+                          "nothing (give it another --name to keep its own)")
+                self.remembered = Remembered(server, name)
+                return
         if forget:
             self._try(lambda: state.forget(server, name))
         self.remembered = state.load(server, name)
+
+    def close(self) -> None:
+        """Let go of the record's lock (another client may claim it); idempotent."""
+        self._release()
+
+    def __enter__(self) -> SessionMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _try(self, action: Callable[[], Any]) -> None:
         try:
@@ -195,6 +262,9 @@ class SessionMemory:
                 self.warn(f"cannot save the client's state in {self.state.root}: {exc}")
 
     def _update(self, **changes: Any) -> None:
+        if self.shared:
+            return
+
         def save() -> None:
             self.remembered = self.state.update(self.server, self.name, **changes)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from client.state import ClientState, Remembered, state_dir
+from client.state import ClientState, Remembered, SessionMemory, state_dir
 
 
 def test_state_dir_follows_xdg() -> None:
@@ -71,3 +71,46 @@ def test_a_failed_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.undo()
     assert state.load("h:1", "alice").resume == "old"
     assert os.listdir(state.path("h:1", "alice").parent) == [state.path("h:1", "alice").name]
+
+
+def test_one_running_client_claims_a_record(tmp_path: Path) -> None:
+    state = ClientState(tmp_path / "st")
+    state.update("h:1", "robo", resume="tok", matches=["m1"])
+    warnings: list[str] = []
+    first = SessionMemory(state, "h:1", "robo", warn=warnings.append)
+    assert first.remembered.resume == "tok" and not first.shared and not warnings
+    # a second client with the same server and name: no memory, no saves, no forget
+    with SessionMemory(state, "h:1", "robo", forget=True, warn=warnings.append) as second:
+        assert second.shared and second.remembered == Remembered("h:1", "robo")
+        assert len(warnings) == 1 and "another client plays as 'robo'" in warnings[0]
+        second.welcomed("other-token")
+        second.seated(["m2"])
+        second.remember_login("cst_x")
+        assert state.load("h:1", "robo") == Remembered("h:1", "robo", "tok", None, ("m1",))
+        # another name, or another server, is a record of its own
+        with SessionMemory(state, "h:1", "rob", warn=warnings.append) as other:
+            assert not other.shared
+    first.welcomed("tok2")
+    assert state.load("h:1", "robo").resume == "tok2"
+    first.close()
+    first.close()   # idempotent
+    with SessionMemory(state, "h:1", "robo") as third:
+        assert not third.shared and third.remembered.resume == "tok2"
+
+
+def test_a_dropped_memory_lets_go_of_its_claim(tmp_path: Path) -> None:
+    state = ClientState(tmp_path / "st")
+    SessionMemory(state, "h:1", "robo")   # never closed, dropped at once
+    assert not SessionMemory(state, "h:1", "robo").shared
+
+
+def test_a_claim_without_a_writable_home_is_no_claim(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.write_text("a file where the state directory would go")  # even root cannot mkdir
+    warnings: list[str] = []
+    memory = SessionMemory(ClientState(home / "st"), "h:1", "robo", warn=warnings.append)
+    assert not memory.shared and memory.remembered.resume is None and not warnings
+    memory.welcomed("tok")
+    assert len(warnings) == 1 and "cannot save" in warnings[0]
+    memory.welcomed("tok2")
+    assert len(warnings) == 1   # reported once

@@ -55,8 +55,8 @@ async def test_forget_starts_afresh(start_server, tmp_path: Path) -> None:
     state = ClientState(tmp_path / "state")
     address = f"127.0.0.1:{server.port}"
     state.update(address, "robo", resume="not-a-token-of-this-server", matches=["m1"])
-    memory = SessionMemory(state, address, "robo", forget=True)
-    assert memory.remembered.resume is None
+    with SessionMemory(state, address, "robo", forget=True) as memory:
+        assert memory.remembered.resume is None
     # and a token the server does not know is dropped for a new session, not fatal
     state.update(address, "robo", resume="not-a-token-of-this-server")
     events: list[str] = []
@@ -92,3 +92,29 @@ async def test_cardbot_resumes_after_ctrl_c(start_server) -> None:
     assert again.returncode == 0, again.stderr.decode()
     assert f"back in match {match} (seat 0)" in text
     assert "created match" not in text and f"match {match} over" in text
+
+
+async def test_two_cardbots_of_one_name_each_play_their_own_session(start_server) -> None:
+    """The same command twice at once on one machine (the default name is per
+    strategy): the second does not resume, and so take over, the first one's
+    session; each plays its match to the end."""
+    server = await start_server()
+    command = [str(CARDBOT), "connect", f"127.0.0.1:{server.port}", "--game", "war",
+               "--create", "--vs-bot", "random", "--option", "cap=300", "--think", "0.01"]
+    results: list[subprocess.CompletedProcess[bytes]] = []
+
+    async def run_one() -> None:
+        results.append(await trio.run_process(command, capture_stdout=True,
+                                              capture_stderr=True, check=False))
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run_one)
+            await trio.sleep(0.3)   # the first has claimed the name's record by now
+            nursery.start_soon(run_one)
+    for result in results:
+        assert result.returncode == 0, result.stderr.decode()
+        assert result.stdout.decode().splitlines()[-1].startswith("1 match: ")
+    warned = [r for r in results if b"another client plays as 'bot-greedy'" in r.stderr]
+    assert len(warned) == 1
+    assert all(b"session_resumed" not in r.stdout + r.stderr for r in results)
