@@ -60,6 +60,7 @@ from protocol.framing import (
     FrameDecoder,
     encode_frame,
 )
+from protocol.registry import _parse
 
 
 class _Sentinel(enum.Enum):
@@ -163,6 +164,14 @@ def _kind(mtype: str, code: Any = None) -> str:
 
 _HEADER_PACK = HEADER.pack
 
+#: the requests a server in OPEN receives and stays OPEN by the table (every type
+#: a client sends but hello and the handshake's kinds): :meth:`Connection._next`
+#: checks them against their schema without the table's look-up
+_OPEN_REQUESTS: dict[str, type[Event]] = {
+    mtype: cls for mtype, cls in EVENTS[TO_SERVER].items()
+    if mtype not in ("error", "hello", "welcome", "bye")
+    and _TRANSITIONS.get((SERVER, _S.OPEN, RECV, _kind(mtype))) is _S.OPEN}
+
 #: per direction, the events :meth:`Connection.send` frames at once in OPEN
 _PLAIN_SENDS = {direction: _plain_sends(direction) for direction in (TO_CLIENT, TO_SERVER)}
 
@@ -264,6 +273,12 @@ class Connection:
                         return CLOSED
                     return NEED_DATA
                 msg = unpack(body, self._limits)
+                if self.state is _S.OPEN and self.role == SERVER:
+                    # the common case: a request to an open server, which the table
+                    # leaves OPEN (every type of _OPEN_REQUESTS) and _received ignores
+                    cls = _OPEN_REQUESTS.get(msg["type"])
+                    if cls is not None:
+                        return _parse(cls, msg), msg
                 if self.role == CLIENT and msg["type"] not in EVENTS[self._incoming]:
                     continue
                 if msg["type"] == "snapshot" and self.version == DELTA_VERSION:
