@@ -958,7 +958,7 @@ CLUSTER_UNSUPPORTED = frozenset({*ACCOUNT_ROUTES, "records", "record"})
 
 #: Requests about one match (``msg["match"]``): message type -> the command its task runs.
 MATCH_COMMANDS: dict[str, Callable[[Session, dict[str, Any]], cmd.Request]] = {
-    "intent": lambda s, m: cmd.PlayIntent(s.id, m.get("id"), seq=m["seq"], intent=m["intent"]),
+    "intent": lambda s, m: cmd.play_intent(s.id, m.get("id"), True, m["seq"], m["intent"]),
     "join": lambda s, m: cmd.Join(s.id, m.get("id"), name=s.name, seat=m.get("seat"),
                                   client_seed=client_seed(m)),
     "watch": lambda s, m: cmd.Watch(s.id, m.get("id")),

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from server.match.frozen import maker
+
 
 @dataclass(frozen=True, slots=True)
 class Command:
@@ -116,6 +118,11 @@ class Chat(Request):
 
     name: str = ""
     text: str = ""
+
+
+#: ``PlayIntent(session, rid, live, seq, intent)``, every field given
+#: (:func:`server.match.frozen.maker`): the command of every intent a client sends
+play_intent = maker(PlayIntent)
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,7 @@ from server.match.effects import (
     SaveSeat,
     SaveTimers,
     SaveWatcher,
+    journal_entry,
 )
 from server.match.history import EventHistory
 from server.match.window import SeqWindow
@@ -915,8 +916,8 @@ class MatchCore:
         commits it before sending anything; see :meth:`rollback`)."""
         seq = self.seq + 1
         outcome = self.state.outcome()
-        entry = JournalEntry(seq, kind, seat, intent, reason, by, 0.0,
-                             self.state.journal_digest())
+        entry = journal_entry(seq, kind, seat, intent, reason, by, 0.0,
+                              self.state.journal_digest(), None)
         finished = None if outcome is None else (outcome.winner, outcome.reason)
         if played(kind, by):   # as played_seats() counts the row
             self.played.add(seat)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from protocol.events import Event
+from server.match.frozen import maker
 from server.store import JournalEntry, RatingChange, SeatRecord, SeatTimers
 
 #: The recipient that means "every connected spectator" (one public snapshot).
@@ -133,6 +134,12 @@ class Effects:
 
 def wall_timers(left: TimersLeft, wall: float) -> tuple[SeatTimers, ...]:
     """Seconds left -> wall-clock deadlines at ``wall`` (as stored)."""
-    return tuple(SeatTimers(seat, None if turn is None else wall + turn,
-                            None if grace is None else wall + grace, timeouts)
-                 for seat, turn, grace, timeouts in left)
+    return tuple([_seat_timers(seat, None if turn is None else wall + turn,
+                               None if grace is None else wall + grace, timeouts)
+                  for seat, turn, grace, timeouts in left])
+
+
+_seat_timers = maker(SeatTimers)
+#: ``JournalEntry(seq, kind, seat, intent, reason, by, ts, digest, timers)``, every
+#: field given (:func:`server.match.frozen.maker`): two a journaled intent
+journal_entry = maker(JournalEntry)

@@ -79,6 +79,7 @@ from server.match.effects import (
     SaveWatcher,
     TimersLeft,
     Write,
+    journal_entry,
     wall_timers,
 )
 from server.profiles import player_extras
@@ -645,8 +646,8 @@ class Match:
             finished = write.finished
             timers = None if write.timers is None else self._wall_timers(write.timers, wall)
             e = write.entry   # with its wall-clock time and timers (not replace(): 3x dearer)
-            store.append(self.id, JournalEntry(e.seq, e.kind, e.seat, e.intent, e.reason, e.by,
-                                               wall, e.digest, timers),
+            store.append(self.id, journal_entry(e.seq, e.kind, e.seat, e.intent, e.reason,
+                                                e.by, wall, e.digest, timers),
                          None if finished is None else (wall, *finished), write.ratings)
         elif isinstance(write, SaveSeat):
             store.set_seat(self.id, write.seat, write.status)
