@@ -547,7 +547,11 @@ class MatchCore:
             self._refuse(exc.code, str(exc), "intent")
         self._journal("intent", seat, intent=req.intent, by="seat")
         self.seats[seat].timeouts = 0
-        self._ok(req, match=self.id, seq=self.seq)
+        # the ok of every intent, as its wire map (what _ok makes, without the sort)
+        wire: dict[str, Any] = {"type": "ok", "match": self.id, "seq": self.seq}
+        if req.rid is not None:
+            wire["id"] = req.rid
+        self._fx.messages.append((req.session, ev.trusted_wire(ev.Ok, wire)))
         self._changed(events, seat, first=req.session)
 
     def _on_bot_intent(self, c: cmd.BotIntent) -> None:
