@@ -34,12 +34,17 @@ class TokenBucket:
     def allow(self, now: float, cost: float = 1.0) -> bool:
         """Take ``cost`` tokens if there are as many (a cost above ``burst`` needs a
         full bucket); True when the request may go ahead."""
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        burst = self.burst   # (comparisons, not min(): two calls fewer a request)
+        tokens = self.tokens + (now - self.stamp) * self.rate
+        if tokens > burst:
+            tokens = burst
         self.stamp = now
-        cost = min(cost, self.burst)
-        if self.tokens >= cost:
-            self.tokens -= cost
+        if cost > burst:
+            cost = burst
+        if tokens >= cost:
+            self.tokens = tokens - cost
             return True
+        self.tokens = tokens
         if now - self._window_start > self.abuse_window:
             self._window_start = now
             self._refused = 0
@@ -82,11 +87,17 @@ class AddressThrottle:
     def delay(self, address: str, now: float, cost: float = 1.0) -> float:
         """Take ``cost`` tokens of ``address`` at ``now``; the seconds its request
         must wait before it runs (0: at once)."""
-        tokens, stamp = self._buckets.get(address, (self.burst, now))
-        tokens = min(self.burst, tokens + (now - stamp) * self.rate) - cost
-        if len(self._buckets) >= self.MAX_ADDRESSES and address not in self._buckets:
-            self._forget_idle(now)
-        self._buckets[address] = (tokens, now)
+        buckets = self._buckets
+        burst = self.burst
+        known = buckets.get(address)
+        if known is None:
+            tokens = burst - cost
+            if len(buckets) >= self.MAX_ADDRESSES:
+                self._forget_idle(now)
+        else:
+            tokens = known[0] + (now - known[1]) * self.rate
+            tokens = (burst if tokens > burst else tokens) - cost
+        buckets[address] = (tokens, now)
         return 0.0 if tokens >= 0 else -tokens / self.rate
 
     def _forget_idle(self, now: float) -> None:
