@@ -237,8 +237,8 @@ def _make_wired(cls: type[E]) -> type[E]:
             return base_to_wire(self)
 
     def wire_map(self: Any) -> dict[str, Any]:
-        try:
-            return object.__getattribute__(self, "_wire")  # type: ignore[no-any-return]
+        try:   # the slot (unset: __getattr__ raises AttributeError for it)
+            return self._wire  # type: ignore[no-any-return]
         except AttributeError:
             return base_to_wire(self)
 

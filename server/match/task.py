@@ -788,16 +788,16 @@ class Match:
                 left.append(session)
         for session in left:  # after all of them: a seat handed to a bot becomes a watch
             self.ctx.on_left(session)
-        for to, msg in fx.messages:
+        for to, msg in fx.messages:   # Session.push, without its call per message
             if to == SPECTATORS:
                 for sid in self.core.spectators:
                     watcher = sessions.get(sid)
-                    if watcher is not None and watcher.connected:
-                        watcher.push(msg)
+                    if watcher is not None and watcher.client is not None:
+                        watcher.client.push(msg)
             else:
                 target = sessions.get(to)
-                if target is not None:
-                    target.push(msg)
+                if target is not None and target.client is not None:
+                    target.client.push(msg)
         for turn in fx.bots:
             self._offer(turn)
         if fx.stop_bots:
