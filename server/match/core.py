@@ -411,12 +411,11 @@ class MatchCore:
             return
         self._saved_timers = key
         now = self._now
-        left = tuple((i, None if turn is None else turn - now,
-                      None if grace is None else grace - now, n)
-                     for i, (turn, grace, n) in enumerate(key))
+        left = tuple([(i, None if turn is None else turn - now,   # (a list: no generator)
+                       None if grace is None else grace - now, n)
+                      for i, (turn, grace, n) in enumerate(key)])
         writes = self._fx.writes
-        for i in range(len(writes) - 1, -1, -1):  # with the command's last journal row
-            write = writes[i]
+        for write in reversed(writes):  # with the command's last journal row
             if isinstance(write, AppendJournal):
                 write.timers = left
                 return
