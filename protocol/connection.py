@@ -60,7 +60,7 @@ from protocol.framing import (
     FrameDecoder,
     encode_frame,
 )
-from protocol.registry import _parse
+from protocol.registry import parse_as
 
 
 class _Sentinel(enum.Enum):
@@ -278,7 +278,7 @@ class Connection:
                     # leaves OPEN (every type of _OPEN_REQUESTS) and _received ignores
                     cls = _OPEN_REQUESTS.get(msg["type"])
                     if cls is not None:
-                        return _parse(cls, msg), msg
+                        return parse_as(cls, msg), msg
                 if self.role == CLIENT and msg["type"] not in EVENTS[self._incoming]:
                     continue
                 if msg["type"] == "snapshot" and self.version == DELTA_VERSION:

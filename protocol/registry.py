@@ -125,7 +125,7 @@ class Event:
         if msg.get("type") != cls.TYPE:
             raise RemoteProtocolError("bad_message", f"expected a {cls.TYPE!r} message",
                                       "type", id=_echo(msg))
-        return _parse(cls, msg)
+        return parse_as(cls, msg)
 
 
 #: type -> event class, per direction: the one registry :func:`from_wire` uses.
@@ -261,8 +261,14 @@ def _echo(msg: Mapping[str, Any]) -> int | None:
     return None
 
 
-def _parse(cls: type[E], msg: Mapping[str, Any]) -> E:
-    """Check ``msg`` against ``cls``'s schema once and build the event unchecked."""
+def parse_as(cls: type[E], msg: Mapping[str, Any]) -> E:
+    """The ``cls`` event of the decoded map ``msg`` (its ``type`` already known to
+    name ``cls``): ``msg`` checked against the schema once, the event built unchecked.
+
+    Raises:
+        RemoteProtocolError: ``bad_message`` naming the field (``.id`` set when
+            the map carried a valid one).
+    """
     try:
         cls.SCHEMA(msg, "")
     except FieldError as exc:
@@ -283,7 +289,7 @@ def from_wire(msg: Any, direction: str) -> Event:
             map's id when it carried a valid one.
         ValueError: ``direction`` is not one of :data:`DIRECTIONS` (a caller bug).
     """
-    return _parse(_class_for(msg, direction), msg)
+    return parse_as(_class_for(msg, direction), msg)
 
 
 def _class_for(msg: Any, direction: str) -> type[Event]:
