@@ -32,6 +32,7 @@ from server.connection import ClientConnection
 from server.lobby import Lobby
 from server.logvolume import LogVolume
 from server.metrics_http import MetricsEndpoint
+from server.poller import new_poller
 from server.ratelimit import AddressThrottle
 from server.services import Services
 from server.store import Store, StoreError
@@ -57,9 +58,12 @@ class Server:
         self._tls_pending = 0
         self.lobby = Lobby(config, store)
         #: what each connection is handed (not the whole server)
+        #: the one task idle plain-socket connections wait in (None: no epoll here)
+        self.poller = new_poller()
         self.services = Services(self.lobby, config,
                                  LogVolume(config.log_burst, config.log_interval),
-                                 AddressThrottle(config.address_rate, config.address_burst))
+                                 AddressThrottle(config.address_rate, config.address_burst),
+                                 self.poller)
         self.clients: set[ClientConnection] = set()
         #: this node of a cluster (None: a single server); set by :func:`serve`
         self.cluster: ClusterNode | None = None
@@ -120,6 +124,8 @@ class Server:
     async def _run(self, listeners: list[trio.SocketListener], task_status: Any) -> None:
         async with trio.open_nursery() as matches:
             matches.start_soon(self._fold_store)
+            if self.poller is not None:
+                matches.start_soon(self.poller.run)
             if self.cluster is not None:
                 await matches.start(self.cluster.run)
             if self._metrics_listeners:

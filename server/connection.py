@@ -57,6 +57,7 @@ from server import metrics
 from server.config import ServerConfig
 from server.direct import DIRECT
 from server.logvolume import LogVolume
+from server.poller import Poller
 from server.quotas import address_of
 from server.ratelimit import AddressThrottle, TokenBucket, request_cost
 from server.session import Message, Outbox, Session
@@ -73,6 +74,10 @@ WRITE_BATCH = 64
 #: checkpoint, so a buffer of a thousand pipelined requests would otherwise hold
 #: the whole server for tens of milliseconds.
 READER_SLICE = 0.002
+#: Most requests the poller (server/poller.py) runs for one connection in one
+#: pass before it hands the connection back to its reader (which checkpoints
+#: every READER_SLICE): a pipelining client cannot hold the poller either.
+POLL_BATCH = 16
 
 
 class Lobby(Protocol):
@@ -94,6 +99,8 @@ class Lobby(Protocol):
 
     async def handle(self, session: Session, msg: dict[str, Any]) -> None: ...
 
+    def handle_nowait(self, session: Session, event: Event) -> bool: ...
+
 
 class Host(Protocol):
     """What a connection needs of the server that accepted it: its config and lobby."""
@@ -102,6 +109,8 @@ class Host(Protocol):
     lobby: Lobby
     log_volume: LogVolume
     throttle: AddressThrottle
+    #: where an idle plain-socket connection waits (None: each reader waits itself)
+    poller: Poller | None
 
 
 class ClientConnection:
@@ -151,6 +160,16 @@ class ClientConnection:
         self._awaiting_data = False
         #: set when the reader starts waiting (the watcher waits for it, rarely)
         self._watch_wake: trio.Event | None = None
+        #: the poller the reader waits in once the session is open (plain sockets)
+        self._poller = getattr(server, "poller", None) if self._fd is not None else None
+        self._polling = False
+        #: set by the poller when it hands the connection back to the reader
+        self._poll_wake = trio.Event()
+        #: a request the poller admitted (rate limit, throttle) but could not run
+        #: at once, with the throttle's wait: the reader's to carry out next
+        self._handed: tuple[Event, float] | None = None
+        #: set with :attr:`_handed` for the event :meth:`_receive` returns
+        self._admitted: float | None = None
 
     @property
     def direct(self) -> bool:
@@ -294,6 +313,10 @@ class ClientConnection:
             _Silent: the peer has been silent past the heartbeat bound.
         """
         while True:
+            if self._handed is not None:   # the poller's, admitted already
+                event, self._admitted = self._handed
+                self._handed = None
+                return event
             try:
                 event = self.conn.next_event()
             except ProtocolError:
@@ -310,7 +333,9 @@ class ClientConnection:
             deadline = self.last_heard + self.config.ping_interval + self.config.ping_timeout
             if self._watch is None:   # the handshake: no watcher yet
                 with trio.move_on_at(deadline):
-                    self.conn.receive_data(await self._read())
+                    data = await self._read()
+                    if data is not None:
+                        self.conn.receive_data(data)
                     continue
                 raise _Silent()
             # the watcher closes the connection if the peer stays silent while we wait
@@ -323,10 +348,13 @@ class ClientConnection:
                 data = await self._read()
             finally:
                 self._awaiting_data = False
-            self.conn.receive_data(data)
+            if data is not None:
+                self.conn.receive_data(data)
 
-    async def _read(self) -> bytes:
-        """The next bytes from the peer; b"" once it has closed or the stream broke.
+    async def _read(self) -> bytes | None:
+        """The next bytes from the peer; b"" once it has closed or the stream broke;
+        None when the poller read them (they are in ``self.conn``, and a request it
+        could not run is in ``self._handed``).
 
         A plain socket is read directly: what ``receive_some`` does, without its
         checkpoints around a read that found bytes (the reader checkpoints every
@@ -345,6 +373,11 @@ class ClientConnection:
         while True:
             if self._drained:
                 self._waited = True
+                if self._polling:
+                    data = await self._wait_in_poller(fd)
+                    if data is not _POLLER_GONE:
+                        return data
+                    self._polling = False   # wait for the socket here from now on
                 try:
                     await trio.lowlevel.wait_readable(fd)
                 except trio.ClosedResourceError:
@@ -359,6 +392,71 @@ class ClientConnection:
             # a short read emptied the socket: its next bytes come after a wait
             self._drained = len(data) < READ_SIZE
             return data
+
+    async def _wait_in_poller(self, fd: int) -> bytes | None:
+        """Leave the socket to the poller until it hands the connection back
+        (None: what it read is in ``self.conn``); b"" if the socket is gone;
+        :data:`_POLLER_GONE` if the poller has ended (the server is stopping)."""
+        assert self._poller is not None
+        self._poll_wake = trio.Event()
+        try:
+            self._poller.add(fd, self)
+        except ValueError:   # its epoll is closed
+            return _POLLER_GONE
+        except OSError:
+            return b""
+        try:
+            await self._poll_wake.wait()
+        finally:
+            self._poller.remove(fd, self)
+        return None
+
+    def handed_back(self) -> None:
+        """The poller let go of this connection: its reader carries on."""
+        self._poll_wake.set()
+
+    def serve_ready(self, now: float) -> bool:
+        """The poller found the socket readable (see server/poller.py): read, and run
+        the requests that need no wait, at most :data:`POLL_BATCH`. True to stay in
+        the poller; False to go back to the reader, which carries on from there (a
+        request the poller admitted but could not run is in ``self._handed``)."""
+        if self.final is not None or self._broken:
+            return False   # closing: its reader, cancelled, reads nothing more
+        try:
+            data = os.read(self._fd, READ_SIZE)  # type: ignore[arg-type]
+        except BlockingIOError:
+            return True
+        except OSError:   # reset by the peer
+            data = b""
+        self._drained = len(data) < READ_SIZE
+        self.conn.receive_data(data)   # b"": closed; the reader sees CLOSED
+        if not data:
+            return False
+        for _ in range(POLL_BATCH):
+            try:
+                event = self.conn.next_event()
+            except ProtocolError as exc:
+                self.last_heard = now   # a whole (bad) frame arrived
+                if not self._protocol_error(exc):
+                    return False
+                continue
+            if event is NEED_DATA:
+                return True
+            if event is CLOSED:
+                return False
+            assert isinstance(event, Event)
+            self.last_heard = now
+            wait = self._admit(event)
+            if wait is None:
+                if self.final is not None:
+                    return False
+                continue
+            if wait > 0 or not self._dispatch_nowait(event):
+                self._handed = (event, wait)
+                return False
+            if self._backed_up() or self.final is not None or self._broken:
+                return False   # the reader waits for room, or is closing
+        return False
 
     async def _watch_silence(self, task_status: trio.TaskStatus[trio.CancelScope]
                              = trio.TASK_STATUS_IGNORED) -> None:
@@ -431,6 +529,7 @@ class ClientConnection:
 
     async def _reader(self) -> None:
         assert self.session is not None
+        self._polling = self._poller is not None
         slice_start = trio.current_time()
         while True:
             if self._waited:
@@ -449,51 +548,100 @@ class ClientConnection:
                 self.close_with_bye("heartbeat_timeout", "no answer to ping in time")
                 return
             except ProtocolError as exc:
-                if exc.fatal:
-                    self._close(exc.to_event(), f"protocol error: {exc.code}")
+                if not self._protocol_error(exc):
                     return
-                self.push(exc.to_event())
                 continue
             if event is None:
                 return
-            if isinstance(event, Pong):
-                continue
-            if isinstance(event, Ping):
-                self.push(Pong(id=event.id))
-                continue
-            rid: int | None = getattr(event, "id", None)
-            if event.IS_REQUEST:
-                # the limits count at the frame's arrival (stamped by _receive, a
-                # moment ago): no clock read of their own
-                now = self.last_heard
-                cost = request_cost(event.TYPE, getattr(event, "limit", None),
-                                    self.config.list_limit)
-                if not self.bucket.allow(now, cost):
-                    if self.bucket.abusive():
-                        self.close_with_bye("rate_limited", "too many requests, for too long")
+            wait, self._admitted = self._admitted, None
+            if wait is None:
+                wait = self._admit(event)
+                if wait is None:
+                    if self.final is not None:
                         return
-                    wait = self.bucket.wait(now, cost)
-                    self.push(Refusal("rate_limited", f"more than {self.config.rate:g} "
-                                      "requests per second",
-                                      retry_after=wait).to_event(rid))
                     continue
-                wait = self.server.throttle.delay(self.address, now, cost)
-                if wait > 0:
-                    await trio.sleep(wait)  # the address's other connections used its share
-                    slice_start = trio.current_time()
-            metrics.request(event.TYPE)
-            try:
-                # the lobby still reads message maps: hand it the validated event's
-                await self.server.lobby.handle(self.session, event.to_wire())
-            except ProtocolError as exc:
-                _log_if_ours(exc, f"request {event.TYPE} from {self.session.id}")
-                self.push(exc.to_event(rid))
-            except Exception:
-                log.exception("request %s from %s failed", event.TYPE, self.session.id)
-                self.push(LocalProtocolError("internal_error", "the server failed handling "
-                                             "this request").to_event(rid))
+            if wait > 0:
+                await trio.sleep(wait)  # the address's other connections used its share
+                slice_start = trio.current_time()
+            await self._dispatch(event)
             if self._queued and not await self._wait_for_room():  # no coroutine when none
                 return
+
+    def _protocol_error(self, exc: ProtocolError) -> bool:
+        """Answer a bad message from the peer; False when it was fatal (closing)."""
+        if exc.fatal:
+            self._close(exc.to_event(), f"protocol error: {exc.code}")
+            return False
+        self.push(exc.to_event())
+        return True
+
+    def _admit(self, event: Event) -> float | None:
+        """The limits on one event from the peer, which arrived at ``last_heard``.
+
+        Returns:
+            None when nothing more is to be done with it: a pong, a ping (answered),
+            a request over the rate limit (refused ``rate_limited``; for sustained
+            abuse the connection is closing: ``final`` is set). Else the seconds
+            the address throttle asks to wait before it is handled (0: none).
+        """
+        if isinstance(event, Pong):
+            return None
+        if isinstance(event, Ping):
+            self.push(Pong(id=event.id))
+            return None
+        if not event.IS_REQUEST:
+            return 0.0
+        # the limits count at the frame's arrival (stamped a moment ago): no clock
+        # read of their own
+        now = self.last_heard
+        cost = request_cost(event.TYPE, getattr(event, "limit", None), self.config.list_limit)
+        if not self.bucket.allow(now, cost):
+            if self.bucket.abusive():
+                self.close_with_bye("rate_limited", "too many requests, for too long")
+                return None
+            wait = self.bucket.wait(now, cost)
+            self.push(Refusal("rate_limited", f"more than {self.config.rate:g} "
+                              "requests per second",
+                              retry_after=wait).to_event(getattr(event, "id", None)))
+            return None
+        return self.server.throttle.delay(self.address, now, cost)
+
+    async def _dispatch(self, event: Event) -> None:
+        """Hand an admitted event to the lobby; its failures are answered here."""
+        assert self.session is not None
+        metrics.request(event.TYPE)
+        try:
+            # the lobby still reads message maps: hand it the validated event's
+            await self.server.lobby.handle(self.session, event.to_wire())
+        except ProtocolError as exc:
+            self._refused(exc, event)
+        except Exception:
+            self._failed(event)
+
+    def _dispatch_nowait(self, event: Event) -> bool:
+        """:meth:`_dispatch` when the lobby can carry ``event`` out without a wait
+        (``Lobby.handle_nowait``); False, with nothing done, when it cannot."""
+        assert self.session is not None
+        try:
+            if not self.server.lobby.handle_nowait(self.session, event):
+                return False
+        except ProtocolError as exc:
+            self._refused(exc, event)
+        except Exception:
+            self._failed(event)
+        metrics.request(event.TYPE)
+        return True
+
+    def _refused(self, exc: ProtocolError, event: Event) -> None:
+        assert self.session is not None
+        _log_if_ours(exc, f"request {event.TYPE} from {self.session.id}")
+        self.push(exc.to_event(getattr(event, "id", None)))
+
+    def _failed(self, event: Event) -> None:
+        assert self.session is not None
+        log.exception("request %s from %s failed", event.TYPE, self.session.id)
+        self.push(LocalProtocolError("internal_error", "the server failed handling "
+                                     "this request").to_event(getattr(event, "id", None)))
 
     def _backed_up(self) -> bool:
         """The outbox is more than half full, in messages or in bytes."""
@@ -624,6 +772,10 @@ def _log_if_ours(exc: ProtocolError, what: str) -> None:
     peer's mistakes are answered, not logged."""
     if isinstance(exc, LocalProtocolError):
         log.error("%s failed: %s", what, exc)
+
+
+#: :meth:`ClientConnection._wait_in_poller`: the poller has ended.
+_POLLER_GONE = b"poller gone"
 
 
 class _Silent(Exception):

@@ -446,6 +446,28 @@ class Lobby:
             refusal.match = msg.get("match")
             raise refusal from None
 
+    def handle_nowait(self, session: Session, event: ev.Event) -> bool:
+        """Answer ``event`` as :meth:`handle` would, if that needs no wait: an
+        ``intent`` for a match of this node that can take it at once
+        (:meth:`Match.submit_nowait`). False, with nothing done, for anything else
+        (await :meth:`handle` then).
+
+        Raises:
+            Refusal: as :meth:`handle` (``no_such_match``).
+        """
+        if event.TYPE != "intent":
+            return False
+        msg = event.to_wire()
+        match = self.matches.get(msg["match"])
+        if match is None:
+            if self.relay is not None:
+                return False   # another node's match, or none: the relay awaits
+            raise _no_such_match(msg["match"])
+        try:
+            return match.submit_nowait(MATCH_COMMANDS["intent"](session, msg), session)
+        except MatchClosed as exc:
+            raise exc.refusal() from None
+
     async def _games(self, session: Session, rid: int | None, msg: dict[str, Any]) -> None:
         self._ok(session, rid, games=[get_game(name).describe() for name in game_names()],
                  bots=[{"name": name, "doc": doc} for name, doc in strategy_docs().items()])
@@ -487,7 +509,7 @@ class Lobby:
         """One page of a finished match's record, through the engine's projection."""
         rec = self.store.load_match(msg["match"])
         if rec is None:
-            raise Refusal("no_such_match", f"no match {msg['match']!r}", "match")
+            raise _no_such_match(msg["match"])
         if rec.status != "finished":
             raise Refusal("not_finished", f"match {rec.id} is not over: watch it instead",
                           "match")
@@ -891,7 +913,7 @@ class Lobby:
             await self.relay.forward(session, msg)  # another node's match, or none
             return
         if match is None:
-            raise Refusal("no_such_match", f"no match {msg['match']!r}", "match")
+            raise _no_such_match(msg["match"])
         if msg["type"] == "chat":
             self.quotas.allow_chat(session.id)
         command = MATCH_COMMANDS[msg["type"]](session, msg)
@@ -901,8 +923,8 @@ class Lobby:
                 player=player_extras(self.store, session.account, match.game, match.rated))
         try:
             await match.submit(command, session)
-        except MatchClosed:
-            raise Refusal("no_such_match", f"match {match.id} is closed", "match") from None
+        except MatchClosed as exc:
+            raise exc.refusal() from None
 
 
     async def run_relayed(self, session: Session, msg: dict[str, Any]) -> None:
@@ -918,6 +940,11 @@ class Lobby:
             log.exception("relayed request %s from %s failed", msg.get("type"), session.id)
             session.push(LocalProtocolError("internal_error", "the server failed handling "
                                             "this request").to_event(rid))
+
+
+def _no_such_match(match_id: str) -> Refusal:
+    """A request names a match this server does not have."""
+    return Refusal("no_such_match", f"no match {match_id!r}", "match")
 
 
 def _unavailable(field: str) -> Refusal:

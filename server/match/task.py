@@ -125,6 +125,14 @@ def replace_match(exc: ProtocolError, match_id: str) -> ProtocolError:
 class MatchClosed(Exception):
     """The match task has ended; it accepts no more requests."""
 
+    def __init__(self, match_id: str) -> None:
+        super().__init__(match_id)
+        self.match_id = match_id
+
+    def refusal(self) -> Refusal:
+        """How a request for the closed match is answered (``no_such_match``)."""
+        return Refusal("no_such_match", f"match {self.match_id} is closed", "match")
+
 
 _Item = tuple[Session | None, cmd.Command]
 
@@ -349,27 +357,45 @@ class Match:
         if self.closed:
             raise MatchClosed(self.id)
         await trio.lowlevel.checkpoint_if_cancelled()  # a cancelled caller queues nothing
-        if self._can_skip_inbox(session):
-            commits = self.ctx.commits
-            assert commits is not None
-            if not self.uncommitted and not self.held:
-                self._handle_now(session, command)
-                return
-            if not commits.deferred and self.held < self.ctx.config.inbox_size:
-                commits.hold(self, session, command)  # run once the earlier is committed
-                return
+        if self.submit_nowait(command, session):
+            return
         self._queued += 1
         try:
-            try:
-                self._send.send_nowait((session, command))
-            except trio.WouldBlock:
-                await self._send.send((session, command))
+            await self._send.send((session, command))
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             self._queued -= 1
             raise MatchClosed(self.id) from None
         except BaseException:
             self._queued -= 1
             raise
+
+    def submit_nowait(self, command: cmd.Command, session: Session | None = None) -> bool:
+        """:meth:`submit` without a wait: True when ``command`` was run, held or
+        queued; False, with nothing done, when the inbox is full (await
+        :meth:`submit` then).
+
+        Raises:
+            MatchClosed: the match task has ended.
+        """
+        if self.closed:
+            raise MatchClosed(self.id)
+        if self._can_skip_inbox(session):
+            commits = self.ctx.commits
+            assert commits is not None
+            if not self.uncommitted and not self.held:
+                self._handle_now(session, command)
+                return True
+            if not commits.deferred and self.held < self.ctx.config.inbox_size:
+                commits.hold(self, session, command)  # run once the earlier is committed
+                return True
+        try:
+            self._send.send_nowait((session, command))
+        except trio.WouldBlock:
+            return False
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise MatchClosed(self.id) from None
+        self._queued += 1
+        return True
 
     def _can_skip_inbox(self, session: Session | None) -> bool:
         """The command may skip the inbox (run now, or held in the group commit
@@ -389,8 +415,7 @@ class Match:
         :meth:`submit` would have."""
         if self.closed or self._close:
             if session is not None and isinstance(command, cmd.Request):
-                session.push(Refusal("no_such_match", f"match {self.id} is closed",
-                                     "match").to_event(command.rid))
+                session.push(MatchClosed(self.id).refusal().to_event(command.rid))
             return True
         if self._queued or self._busy:
             return False
