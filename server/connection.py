@@ -532,6 +532,10 @@ class ClientConnection:
         self._polling = self._poller is not None
         slice_start = trio.current_time()
         while True:
+            # backpressure first: after a request of this reader, and when the
+            # poller handed the connection back because its outbox backed up
+            if self._queued and not await self._wait_for_room():  # no coroutine when none
+                return
             if self._waited:
                 # the last read waited for the peer, so every other task has run
                 # since: a new slice starts at that frame's arrival (no checkpoint)
@@ -564,8 +568,6 @@ class ClientConnection:
                 await trio.sleep(wait)  # the address's other connections used its share
                 slice_start = trio.current_time()
             await self._dispatch(event)
-            if self._queued and not await self._wait_for_room():  # no coroutine when none
-                return
 
     def _protocol_error(self, exc: ProtocolError) -> bool:
         """Answer a bad message from the peer; False when it was fatal (closing)."""
