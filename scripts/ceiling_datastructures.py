@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from client.sim.tournament import CLOCKS, GameJob, schedule, wilson
+from client.sim.tournament import CLOCKS, GameJob, parse_options, schedule, wilson
 from engine.bots import get_strategy, timed
 from engine.bots import ismcts as ismcts_module
 from engine.bots import search as search_module
@@ -107,22 +107,6 @@ def play(job: GameJob, bot: str, mode: str, budget: float, now: Callable[[], flo
     return outcome.winner
 
 
-def _option(text: str) -> tuple[str, Any]:
-    """``NAME=VALUE`` as a keyword argument: true/false, a number, else the text."""
-    name, _, raw = text.partition("=")
-    value: Any = raw
-    if raw.lower() in ("true", "false"):
-        value = raw.lower() == "true"
-    else:
-        for kind in (int, float):
-            try:
-                value = kind(raw)
-                break
-            except ValueError:
-                pass
-    return name, value
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bot", default="ismcts", choices=("ismcts", "search"))
@@ -139,7 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.bot == args.opponent:
         parser.error("the bot and its opponent must differ")
     now = CLOCKS[args.clock]
-    options = dict(_option(text) for text in args.option)
+    try:
+        options = parse_options(args.option)
+    except ValueError as exc:
+        parser.error(str(exc))
     wins = losses = draws = 0
     started = time.perf_counter()
     for job in schedule([args.bot, args.opponent], args.games, args.seed):

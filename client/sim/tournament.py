@@ -453,7 +453,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
-    """``["cap=200", "return=played", "x=true"]`` -> a dict (ints and bools converted).
+    """``["cap=200", "delay=0.5", "return=played", "x=true"]`` -> a dict (bools,
+    ints and finite decimals converted; anything else stays text).
 
     Raises:
         ValueError: an item without ``=``.
@@ -463,14 +464,23 @@ def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
         name, sep, value = pair.partition("=")
         if not sep or not name:
             raise ValueError(f"option {pair!r} is not NAME=VALUE")
-        if value.lower() in ("true", "false"):
-            out[name] = value.lower() == "true"
-        else:
-            try:
-                out[name] = int(value)
-            except ValueError:
-                out[name] = value
+        out[name] = _option_value(value)
     return out
+
+
+def _option_value(text: str) -> Any:
+    """An option's value as typed: true/false, an int, a finite decimal, else the text."""
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return number if math.isfinite(number) else text
 
 
 def run(args: argparse.Namespace) -> int:

@@ -105,5 +105,8 @@ def test_pairings_and_options() -> None:
     assert pairings(["x", "y", "z"]) == [("x", "y"), ("x", "z"), ("y", "z")]
     assert parse_options(["cap=200", "return=played", "auto=true"]) == {
         "cap": 200, "return": "played", "auto": True}
+    assert parse_options(["delay=0.25", "c=1e-1", "big=inf", "nan=nan", "v=1.2.3"]) == {
+        "delay": 0.25, "c": 0.1, "big": "inf", "nan": "nan", "v": "1.2.3"}
+    assert type(parse_options(["n=7"])["n"]) is int
     with pytest.raises(ValueError):
         parse_options(["cap"])
