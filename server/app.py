@@ -57,9 +57,9 @@ class Server:
         self.tls = tls
         self._tls_pending = 0
         self.lobby = Lobby(config, store)
-        #: what each connection is handed (not the whole server)
         #: the one task idle plain-socket connections wait in (None: no epoll here)
         self.poller = new_poller()
+        #: what each connection is handed (not the whole server)
         self.services = Services(self.lobby, config,
                                  LogVolume(config.log_burst, config.log_interval),
                                  AddressThrottle(config.address_rate, config.address_burst),

@@ -161,7 +161,7 @@ class ClientConnection:
         #: set when the reader starts waiting (the watcher waits for it, rarely)
         self._watch_wake: trio.Event | None = None
         #: the poller the reader waits in once the session is open (plain sockets)
-        self._poller = getattr(server, "poller", None) if self._fd is not None else None
+        self._poller = server.poller if self._fd is not None else None
         self._polling = False
         #: set by the poller when it hands the connection back to the reader
         self._poll_wake = trio.Event()
@@ -373,11 +373,9 @@ class ClientConnection:
         while True:
             if self._drained:
                 self._waited = True
-                if self._polling:
-                    data = await self._wait_in_poller(fd)
-                    if data is not _POLLER_GONE:
-                        return data
-                    self._polling = False   # wait for the socket here from now on
+                poller = self._poller if self._polling else None
+                if poller is not None and not poller.closed:
+                    return await self._wait_in_poller(poller, fd)
                 try:
                     await trio.lowlevel.wait_readable(fd)
                 except trio.ClosedResourceError:
@@ -393,22 +391,18 @@ class ClientConnection:
             self._drained = len(data) < READ_SIZE
             return data
 
-    async def _wait_in_poller(self, fd: int) -> bytes | None:
-        """Leave the socket to the poller until it hands the connection back
-        (None: what it read is in ``self.conn``); b"" if the socket is gone;
-        :data:`_POLLER_GONE` if the poller has ended (the server is stopping)."""
-        assert self._poller is not None
+    async def _wait_in_poller(self, poller: Poller, fd: int) -> bytes | None:
+        """Leave the socket to ``poller`` until it hands the connection back
+        (None: what it read is in ``self.conn``); b"" if the socket is gone."""
         self._poll_wake = trio.Event()
         try:
-            self._poller.add(fd, self)
-        except ValueError:   # its epoll is closed
-            return _POLLER_GONE
+            poller.add(fd, self)
         except OSError:
             return b""
         try:
             await self._poll_wake.wait()
         finally:
-            self._poller.remove(fd, self)
+            poller.remove(fd, self)
         return None
 
     def handed_back(self) -> None:
@@ -774,10 +768,6 @@ def _log_if_ours(exc: ProtocolError, what: str) -> None:
     peer's mistakes are answered, not logged."""
     if isinstance(exc, LocalProtocolError):
         log.error("%s failed: %s", what, exc)
-
-
-#: :meth:`ClientConnection._wait_in_poller`: the poller has ended.
-_POLLER_GONE = b"poller gone"
 
 
 class _Silent(Exception):

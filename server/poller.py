@@ -59,6 +59,8 @@ class Poller:
     def __init__(self) -> None:
         self._epoll = select.epoll()
         self._by_fd: dict[int, Pollable] = {}
+        #: :meth:`run` has ended: nothing can be added any more
+        self.closed = False
 
     def __len__(self) -> int:
         return len(self._by_fd)
@@ -69,6 +71,7 @@ class Poller:
 
         Raises:
             OSError: ``fd`` cannot be registered (closed already).
+            ValueError: the poller is :attr:`closed`.
         """
         try:
             self._epoll.register(fd, select.EPOLLIN)
@@ -109,6 +112,7 @@ class Poller:
                         self.remove(fd, conn)
                         conn.handed_back()
         finally:
+            self.closed = True
             for conn in list(by_fd.values()):
                 conn.handed_back()
             by_fd.clear()
