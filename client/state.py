@@ -104,6 +104,17 @@ class ClientState:
         digest = hashlib.sha256(json.dumps([server, name]).encode("utf-8")).hexdigest()
         return self.root / "sessions" / f"{digest[:32]}.json"
 
+    def _made_path(self, server: str, name: str) -> Path:
+        """:meth:`path`, its private directories made first.
+
+        Raises:
+            OSError: they cannot be made.
+        """
+        path = self.path(server, name)
+        _private_dir(self.root)
+        _private_dir(path.parent)
+        return path
+
     def claim(self, server: str, name: str) -> int | None:
         """Take the lock of (server, name)'s record for this process.
 
@@ -114,9 +125,7 @@ class ClientState:
         Raises:
             OSError: the lock file cannot be made (a read-only home).
         """
-        lock = self.path(server, name).with_suffix(".lock")
-        _private_dir(self.root)
-        _private_dir(lock.parent)
+        lock = self._made_path(server, name).with_suffix(".lock")
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -141,9 +150,7 @@ class ClientState:
 
     def save(self, remembered: Remembered) -> None:
         """Replace what is remembered for ``remembered``'s (server, name), atomically."""
-        target = self.path(remembered.server, remembered.name)
-        _private_dir(self.root)
-        _private_dir(target.parent)
+        target = self._made_path(remembered.server, remembered.name)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=target.parent)
         try:
             os.fchmod(fd, 0o600)
