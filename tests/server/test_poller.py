@@ -142,5 +142,5 @@ async def test_a_resumed_session_s_new_connection_is_served(start_server: Any) -
     again = await TestClient.welcomed(server.port, "alice", resume=token)
     for _ in range(3):
         await again.expect_ok("games")
-    snap_free = await again.expect_ok("create", game="war", options={"cap": 60})
-    assert snap_free["match"]
+    created = await again.expect_ok("create", game="war", options={"cap": 60})
+    assert created["match"]
