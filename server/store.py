@@ -433,6 +433,33 @@ def lock_path(path: Path | str) -> Path:
     return real.with_name(real.name + ".lock")
 
 
+#: How long SQLite waits for a lock another connection holds (ms).
+BUSY_TIMEOUT_MS = 2000
+#: ... while another process opens the store of a running server: a server that
+#: keeps the file to itself (``--store-lock exclusive``) holds its lock for good, so
+#: waiting the whole busy timeout on each of the opening statements only delays the
+#: refusal (about 5 s); a server that shares the file never blocks a reader's open.
+RUNNING_SERVER_BUSY_MS = 200
+
+
+def _lock_is_held(path: Path) -> bool:
+    """True when some process holds the lock file ``path`` (a server runs on the
+    store); False when nobody does or there is no such file. Creates nothing."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
 def _lock_file(path: Path) -> Any:
     """Open ``path`` (created 0600) and take an exclusive, non-blocking lock on it.
 
@@ -621,14 +648,19 @@ class Store:
                     log.warning("store %s is an empty (0-byte) file: starting with no "
                                 "matches and no sessions", path)
                 _create_private(file)
-            self._db = sqlite3.connect(str(path), check_same_thread=False)
+            served = (not exclusive and str(path) != ":memory:"
+                      and _lock_is_held(lock_path(path)))
+            busy = RUNNING_SERVER_BUSY_MS if served else BUSY_TIMEOUT_MS
+            self._db = sqlite3.connect(str(path), timeout=busy / 1000,
+                                       check_same_thread=False)
             if hold_file:   # before the first access: no shared-memory WAL index at all
                 self._db.execute("PRAGMA locking_mode=EXCLUSIVE")
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA busy_timeout=2000")
             self._db.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
             _migrate(self._db)
+            if served:
+                self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             #: the cursor :meth:`_write` runs its transactions through
             self._cursor = self._db.cursor()
             if str(path) != ":memory:":

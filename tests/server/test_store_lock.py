@@ -65,3 +65,24 @@ def test_the_store_checkpoints_every_checkpoint_pages(tmp_path: Path) -> None:
         assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == CHECKPOINT_PAGES
     finally:
         store.close()
+
+
+def test_a_reader_of_a_running_servers_store_waits_the_whole_busy_timeout_after_opening(
+        tmp_path: Path) -> None:
+    """The short wait is for the opening statements only (a server that keeps the
+    file to itself is refused at once, not after ~5 s of waiting)."""
+    from server.store import BUSY_TIMEOUT_MS, _lock_is_held, lock_path
+
+    db = tmp_path / "served.db"
+    assert not _lock_is_held(lock_path(db))
+    server = Store(db, exclusive=True)
+    try:
+        assert _lock_is_held(lock_path(db))
+        reader = Store(db)
+        try:
+            assert reader._db.execute("PRAGMA busy_timeout").fetchone()[0] == BUSY_TIMEOUT_MS
+        finally:
+            reader.close()
+    finally:
+        server.close()
+    assert not _lock_is_held(lock_path(db))
