@@ -54,6 +54,12 @@ def build_view(state: DSState, seat: int | None) -> View:
         ValueError: ``seat`` is not 0, 1 or None.
     """
     _check_seat(seat)
+    return _view(state, seat, _mulligan(state.last_mulligan))
+
+
+def _view(state: DSState, seat: int | None, mulligan: dict | None) -> View:
+    """:func:`build_view` of a checked ``seat``, with ``mulligan`` as its
+    ``last_mulligan`` (a copy of the state's)."""
     hands = state.hands
     players = []
     for s in (0, 1):
@@ -88,22 +94,29 @@ def build_view(state: DSState, seat: int | None) -> View:
         "discard": [NAME[c] for c in state.discard],
         "recycle": len(state.recycle),
         "idle_turns": state.idle_turns,
-        "last_mulligan": _mulligan(state.last_mulligan),
+        "last_mulligan": mulligan,
         "result": None if result is None else result.to_dict(),
     }
 
 
 def build_views(state: DSState, seats: Sequence[int | None]) -> list[View]:
     """:func:`build_view` of each of ``seats``, in order: the public parts built once
-    and shared among the maps (only ``seat`` and ``hand`` are each view's own), so
-    treat them as frozen.
+    and shared among the maps (only ``seat`` and ``hand`` are each view's own), and
+    ``last_mulligan`` shared with the views of later changes until it is replaced,
+    so treat them as frozen.
 
     Raises:
         ValueError: a seat is not 0, 1 or None.
     """
     for seat in seats:
         _check_seat(seat)
-    public = build_view(state, None)
+    # the copy of last_mulligan (never mutated, only replaced) is kept with the state
+    # until it is replaced, shared by the views of every change until then
+    reveal = state.last_mulligan
+    kept = state._view_mulligan
+    if kept is None or kept[0] is not reveal:
+        kept = state._view_mulligan = (reveal, _mulligan(reveal))
+    public = _view(state, None, kept[1])
     hands = state.hands
     out = []
     for seat in seats:

@@ -110,8 +110,11 @@ _FIELDS = FieldTable([
     Field("_rng_print", digest=None),
     # the hash of seed and options that journal_digest starts from (None: not yet)
     Field("_digest_head", digest=None),
-    # (last_mulligan, result, phase, their repr as bytes) as journal_digest last made it
+    # (last_mulligan, result, {phase: the repr of the three as bytes}) as journal_digest
+    # last made them (shared by clones: the objects it is keyed by are never mutated)
     Field("_digest_tail", digest=None),
+    # (last_mulligan, the copy of it build_views last shared among the views)
+    Field("_view_mulligan", digest=None),
 ])
 
 #: journal_digest's fixed-size part after the pile lengths
@@ -149,6 +152,7 @@ class DSState(State):
     _rng: MatchRng
     _rng_shared: bool
     _rng_print: bytes | None  # rng_fingerprint cache; reset before every draw
+    _view_mulligan: tuple[dict[str, Any] | None, dict[str, Any] | None] | None
 
     # ------------------------------------------------------------------ setup
 
@@ -162,7 +166,7 @@ class DSState(State):
         """
         return _FIELDS.build(cls, {**fields, "_rng": rng, "_rng_shared": False,
                                    "_rng_print": None, "_digest_head": None,
-                                   "_digest_tail": None})
+                                   "_digest_tail": None, "_view_mulligan": None})
 
     @classmethod
     def setup(cls, game: Game, seed: int, options: dict[str, Any],
@@ -243,10 +247,15 @@ class DSState(State):
         head = self._digest_head_hash()
         closed = self.closed
         result, mulligan, phase = self.result, self.last_mulligan, self.phase
-        tail = self._digest_tail   # last_mulligan is never mutated, only replaced
-        if tail is None or tail[0] is not mulligan or tail[1] is not result or tail[2] != phase:
-            tail = self._digest_tail = (mulligan, result, phase, repr(
-                (phase, mulligan, None if result is None else result.to_dict())).encode())
+        # last_mulligan and result are never mutated, only replaced: the repr of each
+        # phase with them is kept until one is (the phase turns every few intents)
+        tail = self._digest_tail
+        if tail is None or tail[0] is not mulligan or tail[1] is not result:
+            tail = self._digest_tail = (mulligan, result, {})
+        text = tail[2].get(phase)
+        if text is None:
+            text = tail[2][phase] = repr(
+                (phase, mulligan, None if result is None else result.to_dict())).encode()
         digest = head.copy()
         # one list of every length and card id, one bytes of it (a third cheaper
         # than a bytes object per pile joined)
@@ -257,7 +266,7 @@ class DSState(State):
                              *a12, *closed[0], *closed[1]])
                       + _DIGEST_COUNTERS.pack(self.current, self.turn, self.played,
                                               self.mulliganed, self.stacked, self.idle_turns)
-                      + self._rng_fingerprint() + tail[3])
+                      + self._rng_fingerprint() + text)
         return DIGEST_V2 + digest.hexdigest()
 
     # ------------------------------------------------------------ queries
