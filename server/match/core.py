@@ -209,6 +209,7 @@ class MatchCore:
                                           rules.spectator_chat_burst, 0.0)
         self._now = 0.0
         self._fx = Effects()
+        self._deadline = math.inf  # handle's last fx.deadline, for its later broadcast
         #: status, linger and seats before the command being handled (rollback)
         self._before: tuple[str, float | None, list[SeatState]] = (self.status, None, [])
         #: the spectators before the command, when it changed them (rollback)
@@ -399,7 +400,7 @@ class MatchCore:
             assert isinstance(command, cmd.Request)
             fx.messages.append((command.session, exc.to_event(command.rid)))
         self._save_timers()
-        fx.deadline = self.next_deadline()
+        self._deadline = fx.deadline = self.next_deadline()
         return fx
 
     def _save_timers(self) -> None:
@@ -1049,12 +1050,13 @@ class MatchCore:
     def _deferred(self, events: list[Event], skip: str, now: float,
                   shared: snapshots.SnapshotParts) -> Callable[[], Effects]:
         """The rest of the broadcast, built later from the same ``shared`` parts
-        (nothing reaches the core in between, so they still hold)."""
+        (nothing reaches the core in between, so they still hold, and so does the
+        deadline of the command's own effects: a broadcast arms no timer)."""
         def later() -> Effects:
             self._now = now
             self._fx = fx = Effects()
             self._broadcast_all(events, skip, shared)
-            fx.deadline = self.next_deadline()
+            fx.deadline = self._deadline
             return fx
 
         return later
@@ -1064,10 +1066,10 @@ class MatchCore:
         """:meth:`_broadcast` to everyone but ``skip`` (whose seats had theirs);
         ``shared``: this change's snapshot parts when built already."""
         active = self.status == "active"
-        pace = self.rules.auto_flip_delay if all(s.bot for s in self.seats) else 0.0
         for seat in self.seats:
             if seat.bot is not None:
                 legal = self.legal_of(seat.index) if active else []
+                pace = self.rules.auto_flip_delay if all(s.bot for s in self.seats) else 0.0
                 self._fx.bots.append(BotTurn(
                     seat.index, seat.bot, self.seq, self.state.view(seat.index), legal, pace,
                     self.state.default_intent(seat.index) if legal else None))
@@ -1076,7 +1078,7 @@ class MatchCore:
                 if shared is None:
                     shared = snapshots.parts(self, events)
                 self._send_seat(seat, events, shared=shared)
-        if any(sid in self.connected for sid in self.spectators):
+        if self.spectators and any(sid in self.connected for sid in self.spectators):
             if shared is None:
                 shared = snapshots.parts(self, events)
             self._fx.messages.append((SPECTATORS, snapshots.build(self, None, shared)))

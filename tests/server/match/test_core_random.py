@@ -47,7 +47,10 @@ def _check(core: MatchCore, command: c.Command, fx: Effects, seq_before: int) ->
         answers = [m for m in fx.to(command.session) if m["type"] in ("ok", "error")
                    and m.get("id") == command.rid]
         assert len(answers) == 1, (command, fx.messages)
-    everything = fx.messages + (fx.later().messages if fx.later is not None else [])
+    rest = fx.later() if fx.later is not None else None
+    if rest is not None:   # the rest of a broadcast arms no timer: the command's deadline
+        assert rest.deadline == fx.deadline == core.next_deadline()
+    everything = fx.messages + (rest.messages if rest is not None else [])
     last: dict[str, dict] = {}
     for to, event in everything:
         msg = event.to_wire()
