@@ -134,6 +134,8 @@ class Wire:
         self._ids = 0
         #: bytes -> message: every field (the default), or :class:`Played`'s alone
         self.decode: Callable[[bytes], Any] = _DECODE
+        #: a plain socket's descriptor, written directly (None: a TLS stream...)
+        self._fd = stream.socket.fileno() if isinstance(stream, trio.SocketStream) else None
 
     @classmethod
     async def open(cls, port: int, host: str = HOST, local: str | None = None) -> Wire:
@@ -142,9 +144,25 @@ class Wire:
         return cls(await trio.open_tcp_stream(host, port, local_address=local))
 
     async def send(self, msg: dict[str, Any]) -> int:
-        """Write one message; returns the body size."""
+        """Write one message; returns the body size.
+
+        Raises:
+            WireClosed: the server closed the connection.
+        """
         body = _ENCODE(msg)
-        await self.stream.send_all(HEADER.pack(len(body)) + body)
+        data = HEADER.pack(len(body)) + body
+        sent = 0
+        if self._fd is not None:
+            # straight to a plain socket that has room (the common case), without
+            # send_all's layers: they were a twelfth of this client's CPU
+            try:
+                sent = os.write(self._fd, data)
+            except BlockingIOError:
+                pass
+            except OSError:
+                raise WireClosed() from None
+        if sent < len(data):
+            await self.stream.send_all(data[sent:] if sent else data)
         return len(body)
 
     def next_id(self) -> int:
