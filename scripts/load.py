@@ -134,8 +134,8 @@ class Wire:
         self._ids = 0
         #: bytes -> message: every field (the default), or :class:`Played`'s alone
         self.decode: Callable[[bytes], Any] = _DECODE
-        #: a plain socket's descriptor, written directly (None: a TLS stream...)
-        self._fd = stream.socket.fileno() if isinstance(stream, trio.SocketStream) else None
+        #: a plain socket, written directly (None: a TLS stream...)
+        self._socket = stream.socket if isinstance(stream, trio.SocketStream) else None
 
     @classmethod
     async def open(cls, port: int, host: str = HOST, local: str | None = None) -> Wire:
@@ -147,20 +147,20 @@ class Wire:
         """Write one message; returns the body size.
 
         Raises:
-            WireClosed: the server closed the connection.
+            trio.BrokenResourceError, trio.ClosedResourceError: as ``send_all``.
         """
         body = _ENCODE(msg)
         data = HEADER.pack(len(body)) + body
         sent = 0
-        if self._fd is not None:
-            # straight to a plain socket that has room (the common case), without
-            # send_all's layers: they were a twelfth of this client's CPU
+        # straight to a plain socket that has room (the common case), without
+        # send_all's layers: they were a twelfth of this client's CPU. The descriptor
+        # is read each time: -1 once the socket is closed (its number may be reused)
+        fd = self._socket.fileno() if self._socket is not None else -1
+        if fd >= 0:
             try:
-                sent = os.write(self._fd, data)
-            except BlockingIOError:
-                pass
-            except OSError:
-                raise WireClosed() from None
+                sent = os.write(fd, data)
+            except OSError:   # no room, or broken: send_all waits, or raises as it does
+                sent = 0
         if sent < len(data):
             await self.stream.send_all(data[sent:] if sent else data)
         return len(body)
