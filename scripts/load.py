@@ -288,6 +288,12 @@ class Plan:
         return nodes[(number + shift) % len(nodes)]
 
 
+#: Error codes a game's flat-out seats draw by racing, not by a fault: in War both
+#: seats flip at once, so one's flip may find the battle already resolved
+#: (``stale``) or the match already ended by the other's (``match_finished``).
+RACES: dict[str, frozenset[str]] = {"war": frozenset({"stale", "match_finished"})}
+
+
 @dataclass
 class Tally:
     """A worker's counters; sent to the parent as a dict."""
@@ -395,7 +401,7 @@ class Worker:
             msg = await wire.recv()
             kind = msg.get("type")
             if kind == "error":
-                if not (self.plan.game == "war" and msg.get("code") == "stale"):
+                if msg.get("code") not in RACES.get(self.plan.game, ()):
                     self._error(msg.get("code", "?"))
                 pending = None
                 continue
