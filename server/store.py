@@ -18,7 +18,12 @@ written). :meth:`Store.fold` commits the transaction with the log's position in
 ``redo_folded`` and empties the log: every ``--journal-fold`` seconds (the
 server's folding task), when a match finishes, when the log holds
 :data:`FOLD_RECORDS` and on :meth:`Store.close`. Opening the store replays the
-records after the folded position (:meth:`Store._replay`; idempotent). Reads
+records after the folded position (:meth:`Store._replay`; idempotent). A
+write made only of journal rows that SQLite is sure to take (types it binds, no
+NULL where a column refuses one, a seq above every stored one of its match) is
+logged at once and its rows inserted later, all of them in one ``executemany``,
+before anything else touches the store (another write, a read, a fold): the same
+rows in the same order, off the path between an intent and its reply. Reads
 through the server's store see every write; another process reading a running
 server's store (``cardserver replay``, ``leaderboard``, a backup) sees what was
 folded, at most ``--journal-fold`` seconds old and every finished match whole;
@@ -638,6 +643,12 @@ class Store:
         self._fold_next = False
         #: statements collected by :meth:`transaction` (None: write at once)
         self._pending: list[tuple[str, tuple[Any, ...]]] | None = None
+        #: with the redo log: journal rows logged and not yet inserted into SQLite
+        #: (:meth:`_defer`, :meth:`_insert_deferred`)
+        self._deferred: list[tuple[Any, ...]] = []
+        #: the highest seq the open transaction holds per match (or will, with
+        #: :attr:`_deferred`), for the matches whose rows were deferred
+        self._last_seq: dict[str, int] = {}
         try:
             if str(path) != ":memory:":
                 Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -816,7 +827,10 @@ class Store:
                 transaction, or, if SQLite rolled the transaction back, are
                 applied again from the log: none is lost).
         """
-        if self._redo is None or not self._db.in_transaction:
+        if self._redo is None:
+            return
+        self._insert_deferred()
+        if not self._db.in_transaction:
             return
         try:
             self._cursor.execute(_FOLDED, (self._position,))
@@ -845,6 +859,7 @@ class Store:
         log.warning("store %s: the open transaction is gone (%s); applying the redo "
                     "log's %d records again", self.path, why, self._unfolded)
         position = self._position
+        self._deferred = []   # logged: applied again with the rest of the log
         folded = self._folded()
         self._cursor.execute("BEGIN")
         self._apply_unfolded(redo.read(self._redo.path), folded, self._redo.path)
@@ -893,6 +908,9 @@ class Store:
         atomic by itself), then append them to the log; fold when the log is full."""
         if not statements:
             return
+        if self._defer(statements):
+            return
+        self._insert_deferred()
         cursor = self._cursor
         several = len(statements) > 1
         try:
@@ -920,12 +938,103 @@ class Store:
             self._after_failure()
             raise StoreError(str(exc)) from exc
         self._log(statements, several)
+        last = self._last_seq
+        if last:
+            for sql, args in statements:   # rows of a match whose rows were deferred
+                if sql is _JOURNAL_INSERT and args[0] in last:
+                    last[args[0]] = max(last[args[0]], args[1])
+        self._fold_if_due()
+
+    def _fold_if_due(self) -> None:
+        """Fold after a write that finished a match, or once the log is full."""
         if self._fold_next or self._unfolded >= FOLD_RECORDS:
             self._fold_next = False
             try:
                 self.fold()
             except StoreError as exc:   # the write is stored (in the log): not its failure
                 log.error("store %s: %s; the writes stay in the redo log", self.path, exc)
+
+    def _defer(self, statements: list[tuple[str, tuple[Any, ...]]]) -> bool:
+        """With the redo log: log a write made only of journal rows SQLite is sure
+        to take, and keep the rows for :meth:`_insert_deferred`; True when done so.
+        False, with nothing done, for any other write (run at once, as before): a
+        statement that is not :data:`_JOURNAL_INSERT`, an argument of a type
+        SQLite might not bind or a NULL (NaN) where its column takes none, a seq
+        not above every stored one of its match (a duplicate, or a gap filled).
+
+        Raises:
+            StoreError: the log could not be written (nothing of the write is stored).
+        """
+        last = self._last_seq
+        seen: dict[str, int] = {}
+        for sql, args in statements:
+            if sql is not _JOURNAL_INSERT or not _bindable(args):
+                return False
+            match, seq = args[0], args[1]
+            top = seen.get(match)
+            if top is None:
+                top = last.get(match)
+                if top is None:
+                    top = self._stored_seq(match)
+            if seq <= top:
+                return False
+            seen[match] = seq
+        try:
+            self._redo.append(self._position + 1, statements)  # type: ignore[union-attr]
+        except (OSError, TypeError, ValueError, OverflowError) as exc:
+            raise StoreError(f"cannot write the redo log: {exc}") from exc
+        self._position += 1
+        self._unfolded += 1
+        self._deferred += [args for _, args in statements]
+        last.update(seen)
+        self._fold_if_due()
+        return True
+
+    def _stored_seq(self, match_id: str) -> int:
+        """The highest seq of ``match_id``'s journal in SQLite (0: none).
+
+        Raises:
+            StoreError: it cannot be read.
+        """
+        self._insert_deferred()
+        try:
+            (top,) = self._db.execute("SELECT max(seq) FROM journal WHERE match = ?",
+                                      (match_id,)).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(str(exc)) from exc
+        return 0 if top is None else int(top)
+
+    def _insert_deferred(self) -> None:
+        """Insert the deferred journal rows (:meth:`_defer`) into the open
+        transaction, in one ``executemany``. They are logged already: if SQLite
+        fails on them (a full disk, an I/O error), the transaction is begun again
+        from the log, which holds them.
+
+        Raises:
+            StoreError: the transaction could not be rebuilt from the log.
+        """
+        rows = self._deferred
+        if not rows:
+            return
+        self._deferred = []
+        cursor = self._cursor
+        try:
+            if not self._db.in_transaction:
+                cursor.execute("BEGIN")
+            cursor.executemany(_JOURNAL_INSERT, rows)
+        except sqlite3.Error as exc:
+            log.warning("store %s: inserting %d logged journal rows failed (%s); "
+                        "applying the redo log again", self.path, len(rows), exc)
+            try:
+                if self._db.in_transaction:
+                    self._db.rollback()
+                self._after_failure("its logged journal rows failed")
+            except sqlite3.Error as again:
+                raise StoreError(f"cannot apply the redo log again: {again}") from again
+
+    def _forget_seq(self, match_id: str) -> None:
+        """``match_id`` takes no more rows here (finished, or deleted)."""
+        self._last_seq.pop(match_id, None)
 
     def _log(self, statements: Sequence[redo.Statement], savepoint: bool) -> None:
         """Append the statements just run to the redo log (releasing the savepoint
@@ -1026,6 +1135,7 @@ class Store:
 
     def delete_match(self, match_id: str) -> None:
         """Forget a match that never started (and its seats, watchers, journal)."""
+        self._forget_seq(match_id)
         self._write([(f"DELETE FROM {table} WHERE {col} = ?", (match_id,))
                      for table, col in (("matches", "id"), ("seats", "match"),
                                         ("watchers", "match"), ("journal", "match"),
@@ -1049,6 +1159,8 @@ class Store:
         # verify a match) and `leaderboard` read all of it while the server runs
         self._fold_next = self._fold_next or finished is not None
         self._write(stmts)
+        if finished is not None:
+            self._forget_seq(match_id)
 
     @staticmethod
     def _append_stmts(match_id: str, entry: JournalEntry,
@@ -1115,6 +1227,7 @@ class Store:
         Raises:
             DamagedMatch: SQLite cannot read them (a damaged page, a bad value).
         """
+        self._insert_deferred()
         try:
             return self._db.execute(sql, args).fetchall()
         except sqlite3.Error as exc:
@@ -1136,6 +1249,7 @@ class Store:
         if before is not None:
             where.append("(m.finished < ? OR (m.finished = ? AND m.id < ?))")
             args += [before[0], before[0], before[1]]
+        self._insert_deferred()
         rows = self._db.execute(
             f"SELECT m.* FROM matches m WHERE {' AND '.join(where)} "  # noqa: S608 - fixed parts
             "ORDER BY m.finished DESC, m.id DESC LIMIT ?", (*args, limit)).fetchall()
@@ -1193,6 +1307,7 @@ class Store:
         With the redo log: a savepoint in the open transaction, its statements
         logged (:class:`_Recorder`) when it ends without an exception."""
         if self._redo is not None:
+            self._insert_deferred()
             with self._logged_transaction() as recorder:
                 yield recorder
             return
@@ -1450,6 +1565,20 @@ class Store:
             change = next((c for c in self.rating_changes(mid) if c.seat == seat), None)
             out.append(RecentMatch(mid, game, seat, opponent, winner, reason, when, change))
         return out, int(total)
+
+
+def _bindable(args: tuple[Any, ...]) -> bool:
+    """A journal row's arguments (:data:`_JOURNAL_INSERT`) are of types SQLite binds
+    without an adapter, None only where the column takes NULL, and its time a
+    number that is not NaN (which SQLite would store as NULL)."""
+    if len(args) != 10:
+        return False
+    match, seq, kind, seat, intent, reason, by, ts, digest, timers = args
+    return (type(match) is str and type(seq) is int and type(kind) is str
+            and type(seat) is int and (intent is None or type(intent) is str)
+            and (reason is None or type(reason) is str) and type(by) is str
+            and (type(ts) is float or type(ts) is int) and ts == ts
+            and type(digest) is str and (timers is None or type(timers) is str))
 
 
 def _timers_to_list(timers: tuple[SeatTimers, ...]) -> list[list[Any]]:

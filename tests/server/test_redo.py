@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -351,3 +352,103 @@ def test_a_statement_the_log_cannot_encode_is_undone(tmp_path: Path) -> None:
     finally:
         store.close()
     assert _seqs(db) == [1, 2]
+
+
+def _rows(store: Store, mid: str = "m1") -> list[tuple[Any, ...]]:
+    """Every column of ``mid``'s rows as SQLite holds them, in insertion order (read
+    after ``journal()``, which inserts any deferred ones)."""
+    store.journal(mid)
+    return store._db.execute("SELECT * FROM journal WHERE match = ? ORDER BY rowid",
+                             (mid,)).fetchall()
+
+
+def test_journal_rows_are_logged_at_once_and_inserted_before_anything_reads(
+        tmp_path: Path) -> None:
+    store = _writer(tmp_path / "d.db")
+    try:
+        with store.transaction():   # a group commit's batch: one record
+            store.append("m1", _entry(2))
+            store.append("m1", _entry(3))
+        assert store.unfolded == 3 and len(store._deferred) == 3   # rows 1-3 wait
+        assert [e.seq for e in store.journal("m1")] == [1, 2, 3]   # a read inserts them
+        assert store._deferred == []
+        store.append("m1", _entry(4))
+        store.set_watcher("m1", "s1", True)   # any other write inserts them first
+        assert store._deferred == [] and [r[1] for r in _rows(store)] == [1, 2, 3, 4]
+    finally:
+        store.close()
+    assert _seqs(tmp_path / "d.db") == [1, 2, 3, 4]
+
+
+def test_rows_sqlite_might_refuse_are_run_at_once_as_before(tmp_path: Path) -> None:
+    store = _writer(tmp_path / "n.db")
+    try:
+        store.append("m1", _entry(3))
+        store.append("m1", _entry(2))   # below the highest stored seq: run at once (a gap)
+        assert store._deferred == []
+        with pytest.raises(StoreError):   # NaN: SQLite stores NULL, the column refuses it
+            store.append("m1", JournalEntry(4, "intent", 0, None, None, "seat",
+                                            float("nan"), "cd" * 32))
+        with pytest.raises(StoreError):   # a duplicate, as before
+            store.append("m1", _entry(3))
+        size = store._redo.size
+        store.append("m1", _entry(4))
+        assert store._deferred and store._redo.size > size
+        assert [e.seq for e in store.journal("m1")] == [1, 2, 3, 4]
+    finally:
+        store.close()
+    assert sorted(_seqs(tmp_path / "n.db")) == [1, 2, 3, 4]
+
+
+def test_deferred_rows_hold_what_rows_run_at_once_hold(tmp_path: Path) -> None:
+    def play(store: Store) -> list[tuple[Any, ...]]:
+        for mid in ("m1", "m2"):
+            store.create_match(_match(mid))
+        for seq in range(1, 9):
+            with store.transaction():
+                store.append("m1", _entry(seq))
+                store.append("m2", _entry(seq))
+                if seq == 5:
+                    store.set_timers("m2", seq, ())
+        store.append("m1", _entry(9), finished=(9.0, 0, "all_cards"))
+        store.append("m2", _entry(9))
+        return _rows(store, "m1") + _rows(store, "m2")
+
+    logged, plain = Store(tmp_path / "l.db", exclusive=True), Store(tmp_path / "p.db")
+    try:
+        assert play(logged) == play(plain)
+    finally:
+        logged.close()
+        plain.close()
+
+
+class _FailingMany:
+    """A cursor whose next ``executemany`` fails as SQLite does on an I/O error."""
+
+    def __init__(self, cursor: Any) -> None:
+        self.cursor, self.failed = cursor, False
+
+    def executemany(self, sql: str, rows: Any) -> Any:
+        if not self.failed:
+            self.failed = True
+            self.cursor.executemany(sql, list(rows)[:1])   # one got in before it failed
+            raise sqlite3.OperationalError("disk I/O error")
+        return self.cursor.executemany(sql, rows)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.cursor, name)
+
+
+def test_deferred_rows_sqlite_fails_on_are_applied_again_from_the_log(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    store = _writer(tmp_path / "i.db")
+    try:
+        store.append("m1", _entry(2))
+        store._cursor = _FailingMany(store._cursor)
+        with caplog.at_level(logging.WARNING, "cardserver.store"):
+            assert [e.seq for e in store.journal("m1")] == [1, 2]
+        assert "applying the redo log again" in caplog.text
+        store.append("m1", _entry(3))
+    finally:
+        store.close()
+    assert _seqs(tmp_path / "i.db") == [1, 2, 3]
