@@ -155,16 +155,32 @@ class Server:
         log.info("stopped")
 
     async def _fold_store(self) -> None:
-        """Fold the store's redo log every ``--journal-fold`` seconds while writes
-        wait in it: how far behind the server another process reading its store
-        may be (``cardserver replay``, ``leaderboard``, a backup)."""
-        while True:
-            await trio.sleep(self.config.journal_fold)
-            if self.store.unfolded:
-                try:
-                    self.store.fold()
-                except StoreError as exc:   # the writes stay in the log: tried again
-                    log.error("store %s: %s", self.config.db, exc)
+        """Fold the store's redo log ``--journal-fold`` seconds after its last fold
+        while writes wait in it: how far behind the server another process reading
+        its store may be (``cardserver replay``, ``leaderboard``, a backup). A fold
+        made meanwhile (a match finished, the log filled) starts the interval
+        again, so that it replaces the timed one instead of adding to it."""
+        interval = self.config.journal_fold
+        folded_at = trio.current_time()
+
+        def folded() -> None:
+            nonlocal folded_at
+            folded_at = trio.current_time()
+
+        self.store.on_fold = folded
+        try:
+            while True:
+                await trio.sleep_until(folded_at + interval)
+                if trio.current_time() < folded_at + interval:
+                    continue   # folded while this slept
+                folded_at = trio.current_time()
+                if self.store.unfolded:
+                    try:
+                        self.store.fold()
+                    except StoreError as exc:   # the writes stay in the log: tried again
+                        log.error("store %s: %s", self.config.db, exc)
+        finally:
+            self.store.on_fold = None
 
     async def _accept(self, listeners: list[trio.SocketListener], nursery: trio.Nursery,
                       scope: trio.CancelScope) -> None:

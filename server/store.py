@@ -51,7 +51,7 @@ import json
 import logging
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -649,6 +649,9 @@ class Store:
         #: the highest seq the open transaction holds per match (or will, with
         #: :attr:`_deferred`), for the matches whose rows were deferred
         self._last_seq: dict[str, int] = {}
+        #: called after every fold that committed (the server's folding task
+        #: counts its interval from the last fold, whatever made it)
+        self.on_fold: Callable[[], None] | None = None
         try:
             if str(path) != ":memory:":
                 Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -843,6 +846,8 @@ class Store:
             self._redo.clear()
         except OSError as exc:   # its records are folded: skipped if replayed
             log.error("redo log %s: cannot empty it (%s)", self._redo.path, exc)
+        if self.on_fold is not None:
+            self.on_fold()
 
     def _undo_transaction(self) -> None:
         """Roll the open transaction back and apply the log's records again: the

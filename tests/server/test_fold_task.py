@@ -1,0 +1,59 @@
+"""The server's folding task (``Server._fold_store``): a fold ``--journal-fold``
+seconds after the last one, whatever made that one. MockClock (autojump)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import trio
+
+from server.app import Server
+
+
+class _Store:
+    """The store's side the task uses: ``unfolded``, ``fold()``, ``on_fold``."""
+
+    def __init__(self) -> None:
+        self.unfolded = 0
+        self.folds: list[float] = []
+        self.on_fold: Any = None
+
+    def fold(self) -> None:
+        self.folds.append(trio.current_time())
+        self.unfolded = 0
+        if self.on_fold is not None:
+            self.on_fold()
+
+
+async def test_a_fold_made_meanwhile_starts_the_interval_again(autojump_clock: Any) -> None:
+    store = _Store()
+    server = SimpleNamespace(config=SimpleNamespace(journal_fold=0.05, db="x.db"),
+                             store=store)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(Server._fold_store, server)
+        await trio.sleep(0.01)
+        store.unfolded = 1
+        await trio.sleep(0.02)       # t = 0.03: a match finishes, the store folds at once
+        store.unfolded = 1
+        store.fold()
+        store.unfolded = 1           # a write right after it
+        await trio.sleep(0.1)        # the timed fold comes 0.05 after that one, not at 0.05
+        await trio.sleep(0.2)        # nothing unfolded: no fold
+        nursery.cancel_scope.cancel()
+    assert [round(t, 3) for t in store.folds] == [0.03, 0.08]
+    assert store.on_fold is None
+
+
+async def test_unfolded_writes_are_folded_every_interval(autojump_clock: Any) -> None:
+    store = _Store()
+    server = SimpleNamespace(config=SimpleNamespace(journal_fold=0.05, db="x.db"),
+                             store=store)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(Server._fold_store, server)
+        await trio.sleep(0.01)
+        for _ in range(4):
+            store.unfolded = 1
+            await trio.sleep(0.05)
+        nursery.cancel_scope.cancel()
+    assert [round(t, 3) for t in store.folds] == [0.05, 0.1, 0.15, 0.2]
