@@ -1009,11 +1009,22 @@ class Store:
             raise StoreError(str(exc)) from exc
         return 0 if top is None else int(top)
 
-    def _insert_deferred(self) -> None:
-        """Insert the deferred journal rows (:meth:`_defer`) into the open
-        transaction, in one ``executemany``. They are logged already: if SQLite
-        fails on them (a full disk, an I/O error), the transaction is begun again
-        from the log, which holds them.
+    def insert_deferred(self, most: int) -> bool:
+        """Insert the first ``most`` of the journal rows waiting to be inserted (see
+        :meth:`_defer`) into the open transaction, so that a fold that follows has
+        fewer to insert at once; True when some still wait.
+
+        Raises:
+            StoreError: as :meth:`_insert_deferred`.
+        """
+        self._insert_deferred(most)
+        return bool(self._deferred)
+
+    def _insert_deferred(self, most: int | None = None) -> None:
+        """Insert the deferred journal rows (:meth:`_defer`; the first ``most`` of
+        them, None: all) into the open transaction, in one ``executemany``. They
+        are logged already: if SQLite fails on them (a full disk, an I/O error),
+        the transaction is begun again from the log, which holds them all.
 
         Raises:
             StoreError: the transaction could not be rebuilt from the log.
@@ -1021,7 +1032,10 @@ class Store:
         rows = self._deferred
         if not rows:
             return
-        self._deferred = []
+        if most is None or most >= len(rows):
+            self._deferred = []
+        else:
+            rows, self._deferred = rows[:most], rows[most:]
         cursor = self._cursor
         try:
             if not self._db.in_transaction:

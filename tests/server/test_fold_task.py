@@ -8,16 +8,24 @@ from typing import Any
 
 import trio
 
-from server.app import Server
+from server.app import FOLD_SLICE, Server
 
 
 class _Store:
     """The store's side the task uses: ``unfolded``, ``fold()``, ``on_fold``."""
 
-    def __init__(self) -> None:
+    def __init__(self, waiting: int = 0) -> None:
         self.unfolded = 0
         self.folds: list[float] = []
         self.on_fold: Any = None
+        #: journal rows waiting to be inserted, and the slices asked for
+        self.waiting = waiting
+        self.slices: list[int] = []
+
+    def insert_deferred(self, most: int) -> bool:
+        self.slices.append(min(most, self.waiting))
+        self.waiting -= min(most, self.waiting)
+        return self.waiting > 0
 
     def fold(self) -> None:
         self.folds.append(trio.current_time())
@@ -57,3 +65,16 @@ async def test_unfolded_writes_are_folded_every_interval(autojump_clock: Any) ->
             await trio.sleep(0.05)
         nursery.cancel_scope.cancel()
     assert [round(t, 3) for t in store.folds] == [0.05, 0.1, 0.15, 0.2]
+
+
+async def test_waiting_rows_are_inserted_a_slice_at_a_time_before_the_fold(
+        autojump_clock: Any) -> None:
+    store = _Store(waiting=2 * FOLD_SLICE + 1)
+    server = SimpleNamespace(config=SimpleNamespace(journal_fold=0.05, db="x.db"),
+                             store=store)
+    store.unfolded = 1
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(Server._fold_store, server)
+        await trio.sleep(0.06)
+        nursery.cancel_scope.cancel()
+    assert store.slices == [FOLD_SLICE, FOLD_SLICE, 1] and len(store.folds) == 1

@@ -380,6 +380,20 @@ def test_journal_rows_are_logged_at_once_and_inserted_before_anything_reads(
     assert _seqs(tmp_path / "d.db") == [1, 2, 3, 4]
 
 
+def test_waiting_rows_can_be_inserted_a_slice_at_a_time(tmp_path: Path) -> None:
+    store = _writer(tmp_path / "s.db")
+    try:
+        store.append("m1", _entry(2))
+        store.append("m1", _entry(3))
+        assert store.insert_deferred(2) is True and len(store._deferred) == 1
+        assert [r[1] for r in store._db.execute("SELECT * FROM journal")] == [1, 2]
+        assert store.insert_deferred(2) is False and store._deferred == []
+        store.fold()
+    finally:
+        store.close()
+    assert _seqs(tmp_path / "s.db") == [1, 2, 3]
+
+
 def test_rows_sqlite_might_refuse_are_run_at_once_as_before(tmp_path: Path) -> None:
     store = _writer(tmp_path / "n.db")
     try:
