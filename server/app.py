@@ -43,8 +43,8 @@ log = logging.getLogger("cardserver")
 #: Most connections accepted in one go before the other tasks run again.
 ACCEPT_BURST = 64
 #: Journal rows the folding task inserts into SQLite between two checkpoints
-#: (about 2.5 µs each: a slice is about the cost of the fold's commit itself).
-FOLD_SLICE = 100
+#: (2.5-3 µs each: a slice costs about what the fold's commit of a busy 50 ms does).
+FOLD_SLICE = 50
 #: accept() errors that mean "out of descriptors or memory": pause, then go on.
 _ACCEPT_PAUSE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
 
