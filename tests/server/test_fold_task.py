@@ -3,6 +3,8 @@ seconds after the last one, whatever made that one. MockClock (autojump)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from types import SimpleNamespace
 from typing import Any
 
@@ -34,12 +36,19 @@ class _Store:
             self.on_fold()
 
 
-async def test_a_fold_made_meanwhile_starts_the_interval_again(autojump_clock: Any) -> None:
-    store = _Store()
+@asynccontextmanager
+async def _folding(store: _Store) -> AsyncIterator[trio.Nursery]:
+    """A nursery running the folding task of a server on ``store`` (every 0.05 s)."""
     server = SimpleNamespace(config=SimpleNamespace(journal_fold=0.05, db="x.db"),
                              store=store)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(Server._fold_store, server)
+        yield nursery
+
+
+async def test_a_fold_made_meanwhile_starts_the_interval_again(autojump_clock: Any) -> None:
+    store = _Store()
+    async with _folding(store) as nursery:
         await trio.sleep(0.01)
         store.unfolded = 1
         await trio.sleep(0.02)       # t = 0.03: a match finishes, the store folds at once
@@ -55,10 +64,7 @@ async def test_a_fold_made_meanwhile_starts_the_interval_again(autojump_clock: A
 
 async def test_unfolded_writes_are_folded_every_interval(autojump_clock: Any) -> None:
     store = _Store()
-    server = SimpleNamespace(config=SimpleNamespace(journal_fold=0.05, db="x.db"),
-                             store=store)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(Server._fold_store, server)
+    async with _folding(store) as nursery:
         await trio.sleep(0.01)
         for _ in range(4):
             store.unfolded = 1
@@ -70,11 +76,8 @@ async def test_unfolded_writes_are_folded_every_interval(autojump_clock: Any) ->
 async def test_waiting_rows_are_inserted_a_slice_at_a_time_before_the_fold(
         autojump_clock: Any) -> None:
     store = _Store(waiting=2 * FOLD_SLICE + 1)
-    server = SimpleNamespace(config=SimpleNamespace(journal_fold=0.05, db="x.db"),
-                             store=store)
     store.unfolded = 1
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(Server._fold_store, server)
+    async with _folding(store) as nursery:
         await trio.sleep(0.06)
         nursery.cancel_scope.cancel()
     assert store.slices == [FOLD_SLICE, FOLD_SLICE, 1] and len(store.folds) == 1
