@@ -1041,8 +1041,8 @@ class Store:
             if not self._db.in_transaction:
                 cursor.execute("BEGIN")
             cursor.executemany(_JOURNAL_INSERT, rows)
-        except sqlite3.Error as exc:
-            log.warning("store %s: inserting %d logged journal rows failed (%s); "
+        except BaseException as exc:   # (an interrupt too: some rows may be in)
+            log.warning("store %s: inserting %d logged journal rows failed (%r); "
                         "applying the redo log again", self.path, len(rows), exc)
             try:
                 if self._db.in_transaction:
@@ -1050,6 +1050,8 @@ class Store:
                 self._after_failure("its logged journal rows failed")
             except sqlite3.Error as again:
                 raise StoreError(f"cannot apply the redo log again: {again}") from again
+            if not isinstance(exc, sqlite3.Error):
+                raise
 
     def _forget_seq(self, match_id: str) -> None:
         """``match_id`` takes no more rows here (finished, or deleted)."""

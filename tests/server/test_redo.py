@@ -437,16 +437,17 @@ def test_deferred_rows_hold_what_rows_run_at_once_hold(tmp_path: Path) -> None:
 
 
 class _FailingMany:
-    """A cursor whose next ``executemany`` fails as SQLite does on an I/O error."""
+    """A cursor whose next ``executemany`` fails with ``error`` (as SQLite does on an
+    I/O error, or an interrupt) after one row got in."""
 
-    def __init__(self, cursor: Any) -> None:
-        self.cursor, self.failed = cursor, False
+    def __init__(self, cursor: Any, error: BaseException) -> None:
+        self.cursor, self.error = cursor, error
 
     def executemany(self, sql: str, rows: Any) -> Any:
-        if not self.failed:
-            self.failed = True
-            self.cursor.executemany(sql, list(rows)[:1])   # one got in before it failed
-            raise sqlite3.OperationalError("disk I/O error")
+        if self.error is not None:
+            error, self.error = self.error, None
+            self.cursor.executemany(sql, list(rows)[:1])
+            raise error
         return self.cursor.executemany(sql, rows)
 
     def __getattr__(self, name: str) -> Any:
@@ -458,11 +459,16 @@ def test_deferred_rows_sqlite_fails_on_are_applied_again_from_the_log(
     store = _writer(tmp_path / "i.db")
     try:
         store.append("m1", _entry(2))
-        store._cursor = _FailingMany(store._cursor)
+        store._cursor = _FailingMany(store._cursor, sqlite3.OperationalError("disk I/O"))
         with caplog.at_level(logging.WARNING, "cardserver.store"):
             assert [e.seq for e in store.journal("m1")] == [1, 2]
         assert "applying the redo log again" in caplog.text
         store.append("m1", _entry(3))
+        store.append("m1", _entry(4))
+        store._cursor = _FailingMany(store._cursor.cursor, KeyboardInterrupt())
+        with pytest.raises(KeyboardInterrupt):
+            store.fold()
+        assert [e.seq for e in store.journal("m1")] == [1, 2, 3, 4]   # none half in
     finally:
         store.close()
-    assert _seqs(tmp_path / "i.db") == [1, 2, 3]
+    assert _seqs(tmp_path / "i.db") == [1, 2, 3, 4]
