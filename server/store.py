@@ -1173,7 +1173,32 @@ class Store:
         Raises:
             StoreError: e.g. a duplicate seq (then nothing is stored).
         """
-        stmts = self._append_stmts(match_id, entry, finished)
+        self.append_stamped(match_id, entry, entry.ts,
+                            None if entry.timers is None else _timers_to_list(entry.timers),
+                            finished, ratings)
+
+    def append_stamped(self, match_id: str, entry: JournalEntry, ts: float,
+                       timers: list[list[Any]] | None,
+                       finished: tuple[float, int | None, str] | None = None,
+                       ratings: Sequence[RatingChange] = ()) -> None:
+        """:meth:`append` of ``entry`` with the time ``ts`` and the running
+        ``timers`` as stored (``[seat, turn deadline, grace deadline, timeouts]``
+        a seat, wall-clock; None: unchanged) in place of its own ``ts`` and
+        ``timers``: what the server stores for each command, without a second
+        entry built to carry them.
+
+        Raises:
+            StoreError: as :meth:`append`.
+        """
+        stmts: list[tuple[str, tuple[Any, ...]]] = [(
+            _JOURNAL_INSERT,
+            (match_id, entry.seq, entry.kind, entry.seat,
+             None if entry.intent is None else _dumps(entry.intent), entry.reason,
+             entry.by, ts, entry.digest, None if timers is None else _dumps(timers)))]
+        if finished is not None:
+            when, winner, reason = finished
+            stmts.append(("UPDATE matches SET status = 'finished', finished = ?, winner = ?, "
+                          "reason = ? WHERE id = ?", (when, winner, reason, match_id)))
         for change in ratings:
             stmts += self._rating_stmts(change)
         # a finished match is folded at once: `cardserver replay` (the README's way to
@@ -1182,22 +1207,6 @@ class Store:
         self._write(stmts)
         if finished is not None:
             self._forget_seq(match_id)
-
-    @staticmethod
-    def _append_stmts(match_id: str, entry: JournalEntry,
-                      finished: tuple[float, int | None, str] | None
-                      ) -> list[tuple[str, tuple[Any, ...]]]:
-        stmts: list[tuple[str, tuple[Any, ...]]] = [(
-            _JOURNAL_INSERT,
-            (match_id, entry.seq, entry.kind, entry.seat,
-             None if entry.intent is None else _dumps(entry.intent), entry.reason,
-             entry.by, entry.ts, entry.digest,
-             None if entry.timers is None else _dumps(_timers_to_list(entry.timers))))]
-        if finished is not None:
-            when, winner, reason = finished
-            stmts.append(("UPDATE matches SET status = 'finished', finished = ?, winner = ?, "
-                          "reason = ? WHERE id = ?", (when, winner, reason, match_id)))
-        return stmts
 
     def load_match(self, match_id: str) -> MatchRecord | None:
         """The stored match (with seats and watchers), or None.

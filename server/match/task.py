@@ -79,7 +79,6 @@ from server.match.effects import (
     SaveWatcher,
     TimersLeft,
     Write,
-    journal_entry,
     wall_timers,
 )
 from server.profiles import player_extras
@@ -120,6 +119,14 @@ def replace_match(exc: ProtocolError, match_id: str) -> ProtocolError:
     if exc.match is None:
         exc.match = match_id
     return exc
+
+
+def _deadline_rows(left: TimersLeft, wall: float) -> list[list[Any]]:
+    """Seconds left -> the stored rows of wall-clock deadlines: the rows
+    ``wall_timers(left, wall)`` stores (``[seat, turn, grace, timeouts]``)."""
+    return [[seat, None if turn is None else wall + turn,
+             None if grace is None else wall + grace, timeouts]
+            for seat, turn, grace, timeouts in left]
 
 
 class MatchClosed(Exception):
@@ -669,11 +676,13 @@ class Match:
         if isinstance(write, AppendJournal):
             wall = self.ctx.wall()
             finished = write.finished
-            timers = None if write.timers is None else self._wall_timers(write.timers, wall)
-            e = write.entry   # with its wall-clock time and timers (not replace(): 3x dearer)
-            store.append(self.id, journal_entry(e.seq, e.kind, e.seat, e.intent, e.reason,
-                                                e.by, wall, e.digest, timers),
-                         None if finished is None else (wall, *finished), write.ratings)
+            left = write.timers
+            # stamped with its wall-clock time and timers as stored, without a second
+            # entry or the seats' SeatTimers built to carry them (about 2 µs a row)
+            store.append_stamped(self.id, write.entry, wall,
+                                 None if left is None else _deadline_rows(left, wall),
+                                 None if finished is None else (wall, *finished),
+                                 write.ratings)
         elif isinstance(write, SaveSeat):
             store.set_seat(self.id, write.seat, write.status)
         elif isinstance(write, SaveWatcher):

@@ -163,16 +163,16 @@ async def test_store_failure_rejects_the_intent_and_keeps_state(start_server, co
     await bob.expect_ok("join", match=mid)
     match = server.lobby.matches[mid]
     digest = match.state.digest()
-    real = server.store.append
+    real = server.store.append_stamped   # what the match task stores its rows with
 
     def failing(*args, **kwargs):
         raise StoreError("disk full")
 
-    server.store.append = failing
+    server.store.append_stamped = failing
     await alice.expect_error("internal_error", "intent", match=mid, seq=0,
                              intent={"type": "flip"})
     assert match.seq == 0 and match.state.digest() == digest  # rolled back from the store
-    server.store.append = real
+    server.store.append_stamped = real
     await alice.expect_ok("intent", match=mid, seq=0, intent={"type": "flip"})
     assert [e.seq for e in server.store.journal(mid)] == [1]
 

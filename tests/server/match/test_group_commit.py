@@ -126,7 +126,7 @@ async def test_a_failed_group_commits_one_by_one_and_only_the_bad_row_fails(
         tmp_path: Path, monkeypatch: Any, allow_error_logs: None) -> None:
     store = Store(tmp_path / "s.db")
     commits, matches, seats, log = war_matches(tmp_path, store, 2)
-    real_append = store.append
+    real_append = store.append_stamped   # what the match task stores its rows with
 
     def append(match_id: str, *args: Any, **kwargs: Any) -> None:
         if match_id == "m1":
@@ -135,7 +135,7 @@ async def test_a_failed_group_commits_one_by_one_and_only_the_bad_row_fails(
 
     async with trio.open_nursery() as nursery:
         await start(nursery, commits, matches, log)
-        monkeypatch.setattr(store, "append", append)
+        monkeypatch.setattr(store, "append_stamped", append)
         for match, pair in zip(matches, seats, strict=True):
             await match.submit(PlayIntent(pair[0].id, 5, seq=match.seq,
                                           intent={"type": "flip"}), pair[0])
