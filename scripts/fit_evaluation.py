@@ -1,4 +1,4 @@
-"""Fit the weights of ``engine.bots.ismcts_eval`` to the outcomes of greedy games.
+"""Fit the weights of ``engine.bots.ismcts_eval`` to the outcomes of games.
 
 Plays ``--games`` Data Structures games of ``greedy`` against itself, records
 :func:`engine.bots.ismcts_eval.features` for seat 0 at every turn end (drawn
@@ -9,17 +9,34 @@ and, as the baseline of the same run, the log-loss of ``search.evaluate``
 scaled by its best single factor -- both on positions held out from the fit.
 
     python scripts/fit_evaluation.py --games 3000 --seed 1
+
+With ``--matches``, the positions come instead from games of registered
+strategies against each other (``ismcts-greedy,ismcts-search,ismcts-ismcts``:
+seats swapped every game), each bot given ``--iterations`` per decision (a
+cheap, deterministic budget); ``--save`` writes them (one JSON line a
+position: match, game, features, label) and ``--load`` fits saved files
+instead of playing. The fit's held-out log-loss is then printed for each
+match, beside that of the weights in ``engine.bots.ismcts_eval`` today, so an
+evaluation fitted to the games a bot really plays can be set against one fitted
+to greedy's own games on the same positions. Games are split into fitted and
+held-out whole (by game number), never position by position.
+
+    python scripts/fit_evaluation.py --matches ismcts-greedy,ismcts-search \
+        --games 400 --iterations 12 --save /tmp/positions.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import random
 import sys
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from engine.bots.ismcts_eval import FEATURES, features
+from engine.bots import Budget, get_strategy
+from engine.bots.ismcts_eval import FEATURES, WEIGHTS, features
 from engine.bots.ismcts_policy import greedy_playout
 from engine.bots.search import evaluate
 from engine.playout import play_out
@@ -55,6 +72,85 @@ def positions(games: int, seed: int) -> tuple[Rows, Rows]:
     return rows, cards
 
 
+#: One recorded position of a match game: (match, game number, features, seat 0 won).
+Position = tuple[str, int, list[float], int]
+
+
+def match_positions(match: str, games: int, seed: int, iterations: int) -> Iterator[Position]:
+    """Seat 0's features at every turn end of ``games`` games of ``match``
+    (``"a-b"``: two strategy names; ``a`` is seat 0 in even games, seat 1 in odd
+    ones), labelled 1 if seat 0 won; drawn games yield nothing.
+
+    Raises:
+        ValueError: ``match`` is not two registered strategy names joined by ``-``.
+    """
+    names = match.split("-")
+    if len(names) != 2:
+        raise ValueError(f"a match is two strategy names joined by '-', got {match!r}")
+    game = get_game("datastructures")
+    for g in range(games):
+        seats = names if g % 2 == 0 else names[::-1]
+        deal = seed * 100003 + g
+        bots = [get_strategy(name, deal * 2 + i) for i, name in enumerate(seats)]
+        state = game.new_state(deal, {})
+        seen: list[list[float]] = []
+        turn = [state.turn]
+
+        def choose(state: Any, mover: int, legal: list[Any],
+                   seen: list[list[float]] = seen, turn: list[int] = turn,
+                   bots: list[Any] = bots) -> Any:
+            if state.turn != turn[0]:
+                turn[0] = state.turn
+                seen.append(features(state, 0))
+            if len(legal) == 1:
+                return legal[0]
+            return bots[mover].choose("datastructures", mover, state.view(mover), legal,
+                                      Budget.iterations(iterations))
+
+        play_out(state, choose, max_moves=5000)
+        winner = state.result.winner
+        if winner is not None:
+            for f in seen:
+                yield match, g, f, int(winner == 0)
+
+
+def load_positions(paths: Sequence[str]) -> list[Position]:
+    """The positions saved by ``--save`` in ``paths``.
+
+    Raises:
+        OSError, ValueError: a file cannot be read or is not such JSON lines.
+    """
+    out: list[Position] = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                row = json.loads(line)
+                out.append((row["match"], row["game"], row["features"], row["label"]))
+    return out
+
+
+def fit_matches(data: list[Position], holdout: float, ridge: float = 1e-3) -> None:
+    """Fit on the games of ``data`` outside the held-out share (the last games of
+    each match by number), with a ``ridge`` toward today's weights, and print the
+    held-out log-loss by match, for the fit, the weights of today and a coin."""
+    last = {}
+    for match, g, _, _ in data:
+        last[match] = max(last.get(match, 0), g + 1)
+    cut = {m: n - max(1, int(n * holdout)) for m, n in last.items()}
+    train = [(f, y) for m, g, f, y in data if g < cut[m]]
+    w = fit(train, ridge, toward=WEIGHTS)
+    print(f"{len(train)} positions fitted from {len(last)} matches, ridge {ridge:g}")
+    for name, x in zip(FEATURES, w, strict=True):
+        print(f"  {name:>12} {x:+.4f}")
+    print("WEIGHTS = (" + ", ".join(f"{x:.4f}" for x in w) + ")")
+    print(f"{'held out':>16} {'positions':>9} {'fitted':>7} {'today':>7} {'coin':>7}")
+    for match in sorted(last):
+        test = [(f, y) for m, g, f, y in data if m == match and g >= cut[m]]
+        if test:
+            print(f"{match:>16} {len(test):9d} {log_loss(test, w):7.4f} "
+                  f"{log_loss(test, list(WEIGHTS)):7.4f} {math.log(2):7.4f}")
+
+
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
     """``x`` with ``a x = b`` (Gaussian elimination with partial pivoting)."""
     n = len(b)
@@ -73,12 +169,15 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
 
 
 def fit(rows: list[tuple[list[float], int]], ridge: float = 1e-3,
-        steps: int = 12) -> list[float]:
-    """Maximum-likelihood logistic weights (a small ridge keeps Newton stable)."""
+        steps: int = 12, toward: Sequence[float] | None = None) -> list[float]:
+    """Maximum-likelihood logistic weights with a ridge penalty ``ridge |w - toward|^2 / 2``
+    (``toward`` None: zero; a small ridge keeps Newton stable, a larger one toward
+    earlier weights keeps a fit on few games from chasing rare features)."""
     n = len(rows[0][0])
-    w = [0.0] * n
+    w0 = [0.0] * n if toward is None else list(toward)
+    w = list(w0)
     for _ in range(steps):
-        grad = [-ridge * x for x in w]
+        grad = [-ridge * (x - x0) for x, x0 in zip(w, w0, strict=True)]
         hess = [[ridge if i == j else 0.0 for j in range(n)] for i in range(n)]
         for f, y in rows:
             z = sum(a * b for a, b in zip(w, f, strict=True))
@@ -115,7 +214,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--holdout", type=float, default=0.2,
                         help="share of the games held out to score the fit")
+    parser.add_argument("--matches", default=None,
+                        help="comma-separated strategy pairs, e.g. ismcts-greedy,ismcts-search "
+                             "(default: greedy against itself, with the search.evaluate baseline)")
+    parser.add_argument("--iterations", type=int, default=12,
+                        help="iterations per decision for every bot of --matches")
+    parser.add_argument("--save", default=None, help="write the --matches positions here")
+    parser.add_argument("--load", nargs="*", default=None,
+                        help="fit the positions saved in these files instead of playing")
+    parser.add_argument("--ridge", type=float, default=1e-3,
+                        help="with --matches/--load: the ridge toward today's weights")
     args = parser.parse_args(argv)
+    if args.load:
+        fit_matches(load_positions(args.load), args.holdout, args.ridge)
+        return 0
+    if args.matches:
+        data: list[Position] = []
+        out = open(args.save, "w", encoding="utf-8") if args.save else None  # noqa: SIM115
+        try:
+            for match in args.matches.split(","):
+                for pos in match_positions(match, args.games, args.seed, args.iterations):
+                    data.append(pos)
+                    if out is not None:
+                        m, g, f, y = pos
+                        out.write(json.dumps({"match": m, "game": g, "features": f,
+                                              "label": y}) + "\n")
+                        out.flush()
+        finally:
+            if out is not None:
+                out.close()
+        fit_matches(data, args.holdout, args.ridge)
+        return 0
     held = max(1, int(args.games * args.holdout))
     train, train_cards = positions(args.games - held, args.seed)
     test, test_cards = positions(held, args.seed + 7919)

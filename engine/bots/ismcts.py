@@ -252,6 +252,13 @@ BUDGET_SHARE = 0.9
 EXPLORATION = 0.2
 #: Weight of the progressive-bias term (0: off).
 BIAS = 1.0
+#: Weight of the progressive-bias term at the opponent's nodes (None: :data:`BIAS`).
+OPP_BIAS: float | None = None
+#: Where the opponent's priors come from when the tree selects among its moves:
+#: ``stored``, greedy's scores in the world that first expanded each move (as at
+#: the seat's own nodes); ``world``, greedy's scores on this iteration's world,
+#: whose opponent hand is a new deal each time.
+OPP_PRIORS = "stored"
 #: Progressive widening below the root: a node visited n times has at most
 #: 1 + isqrt(n // WIDEN) children legal in a world (0: no widening). With a few
 #: dozen worlds per decision, 16 keeps the lines below a root move greedy's until
@@ -330,10 +337,12 @@ class ISMCTSStrategy:
         belief: the share of the opponent's hand dealt as cards it kept
             (:mod:`engine.bots.ismcts_belief`); 0: every hidden card uniform.
         prune: the root race's margin in standard errors (module docstring); 0: off.
+        opp_bias: the progressive-bias weight at the opponent's nodes (None: ``bias``).
+        opp_priors: ``stored`` or ``world`` (:data:`OPP_PRIORS`).
 
     Raises:
-        ValueError: an unknown playout or evaluation, a negative constant or a
-            horizon < 1.
+        ValueError: an unknown playout, evaluation or ``opp_priors``, a negative
+            constant or a horizon < 1.
     """
 
     name = "ismcts"
@@ -343,21 +352,28 @@ class ISMCTSStrategy:
                  playout: str = "greedy", reward_scale: float | None = None,
                  reuse: bool = True, widen: int = WIDEN, center: bool = True,
                  crn: bool = True, evaluation: str = EVALUATION,
-                 belief: float = BELIEF, prune: float = PRUNE) -> None:
+                 belief: float = BELIEF, prune: float = PRUNE,
+                 opp_bias: float | None = OPP_BIAS, opp_priors: str = OPP_PRIORS) -> None:
         if playout not in PLAYOUTS:
             raise ValueError(f"unknown playout {playout!r}; known: {', '.join(PLAYOUTS)}")
         if evaluation not in EVALUATIONS:
             raise ValueError(f"unknown evaluation {evaluation!r}; known: {', '.join(EVALUATIONS)}")
+        if opp_priors not in ("stored", "world"):
+            raise ValueError(f"unknown opp_priors {opp_priors!r}; known: stored, world")
+        if opp_bias is None:
+            opp_bias = bias
         self.evaluate, own_scale = EVALUATIONS[evaluation]
         if reward_scale is None:
             reward_scale = own_scale
         if (exploration < 0 or bias < 0 or not reward_scale > 0 or horizon < 1
-                or not 0.0 <= belief <= 1.0 or prune < 0):
-            raise ValueError("exploration, bias and prune must be >= 0, reward_scale > 0, "
+                or not 0.0 <= belief <= 1.0 or prune < 0 or opp_bias < 0):
+            raise ValueError("exploration, bias, opp_bias and prune must be >= 0, reward_scale > 0, "
                              "horizon >= 1, belief in [0, 1]")
         self.rng = random.Random(seed)
         self.exploration = exploration
         self.bias = bias
+        self.opp_bias = opp_bias
+        self.world_priors = opp_priors == "world"
         self.prior_order = prior_order
         self.horizon = horizon
         self.playout = PLAYOUTS[playout]
@@ -451,7 +467,7 @@ class ISMCTSStrategy:
     def _iterate(self, root: Node, view: View, seat: int, stop: int) -> None:
         """One ISMCTS iteration (module docstring, steps 1-5)."""
         state = self._world(view, seat)
-        path = self._descend(root, state, root, stop)
+        path = self._descend(root, state, root, stop, seat)
         reward = self._reward(self._play_on(state, seat, stop), seat)
         root.visits += 1
         for n in path:
@@ -469,7 +485,7 @@ class ISMCTSStrategy:
             child = root.children.get(key) or root.add_child(key, seat, priors[key])
             state = world.clone()
             state.apply_move(seat, here[key])
-            path = [child, *self._descend(child, state, None, stop)]
+            path = [child, *self._descend(child, state, None, stop, seat)]
             played.append((path, self._play_on(state, seat, stop)))
         score = self.evaluate
         scores = [score(state, seat) for _, state in played]
@@ -514,10 +530,11 @@ class ISMCTSStrategy:
         return world
 
     def _descend(self, node: Node, state: Any, full_width: Node | None,
-                 stop: int) -> list[Node]:
+                 stop: int, observer: int) -> list[Node]:
         """Select and expand from ``node`` in the world ``state`` (applying the moves
         to it), never past the horizon (turn ``stop``); returns the nodes entered.
-        ``full_width`` is exempt from widening."""
+        ``full_width`` is exempt from widening; the opponent of ``observer`` selects
+        with :attr:`opp_bias` (and, with ``opp_priors`` ``world``, this world's priors)."""
         path: list[Node] = []
         widen = self.widen
         while state.result is None and state.turn < stop:
@@ -532,7 +549,14 @@ class ISMCTSStrategy:
                 node = node.add_child(key, mover, prior)
                 path.append(node)
                 break
-            node = node.select(node.tried(moves), self.exploration, self.bias)
+            tried = node.tried(moves)
+            if mover == observer:
+                node = node.select(tried, self.exploration, self.bias)
+            elif self.world_priors and len(tried) > 1:
+                priors = greedy_priors(board_from_state(state, mover), moves)
+                node = node.select(tried, self.exploration, self.opp_bias, priors)
+            else:
+                node = node.select(tried, self.exploration, self.opp_bias)
             state.apply_move(mover, moves[node.key])
             path.append(node)
         return path

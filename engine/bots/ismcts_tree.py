@@ -116,11 +116,13 @@ class Node:
         self.children[key] = child
         return child
 
-    def select(self, moves: Iterable[int], exploration: float, bias: float) -> Node:
+    def select(self, moves: Iterable[int], exploration: float, bias: float,
+               priors: Mapping[int, float] | None = None) -> Node:
         """The child to descend into among the keys ``moves`` (legal in this world,
         each with a child): the best UCB score over availability counts,
-        plus progressive bias (module docstring). Counts one availability for each
-        legal child, the chosen one included.
+        plus progressive bias (module docstring) from each child's stored prior or,
+        when given, from ``priors`` (by key: a heuristic's opinion in this world).
+        Counts one availability for each legal child, the chosen one included.
 
         Raises:
             KeyError: a key of ``moves`` has no child (expand it first).
@@ -133,8 +135,9 @@ class Node:
         for key in moves:
             child = children[key]
             n = child.visits
+            prior = child.prior if priors is None else priors[key]
             score = (child.reward / n + exploration * sqrt(log(child.avails) / n)
-                     + bias * child.prior / (n + 1))
+                     + bias * prior / (n + 1))
             if score > best_score:
                 best, best_score = child, score
             child.avails += 1

@@ -72,11 +72,14 @@ def test_ismcts_is_in_the_strategy_table() -> None:
 
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**64), moves=st.integers(0, 400), walk=st.integers(0, 2**32),
-       playout=st.sampled_from(sorted(PLAYOUTS)), reuse=st.booleans(), crn=st.booleans())
+       playout=st.sampled_from(sorted(PLAYOUTS)), reuse=st.booleans(), crn=st.booleans(),
+       opp_priors=st.sampled_from(["stored", "world"]))
 def test_only_legal_intents_over_random_positions(seed: int, moves: int, walk: int,
-                                                  playout: str, reuse: bool, crn: bool) -> None:
+                                                  playout: str, reuse: bool, crn: bool,
+                                                  opp_priors: str) -> None:
     state = _reach(seed, moves, walk)
-    strategy = ISMCTSStrategy(seed=walk, playout=playout, reuse=reuse, crn=crn)
+    strategy = ISMCTSStrategy(seed=walk, playout=playout, reuse=reuse, crn=crn,
+                              opp_priors=opp_priors, opp_bias=2.0)
     for _ in range(8):  # consecutive decisions, so kept subtrees are exercised too
         if state.outcome() is not None:
             break
@@ -99,14 +102,15 @@ def test_war_flips_and_an_empty_legal_list_is_refused() -> None:
 # ------------------------------------------------------------------ budget
 
 
-@pytest.mark.parametrize("crn", [False, True])
-def test_fixed_iterations_and_seed_give_the_same_game(crn: bool) -> None:
+@pytest.mark.parametrize(("crn", "opp_priors"), [(False, "stored"), (True, "stored"),
+                                                 (True, "world")])
+def test_fixed_iterations_and_seed_give_the_same_game(crn: bool, opp_priors: str) -> None:
     """Two strategies with one seed, fed the same positions, choose alike; the
     iteration count is exactly the budget whenever there was a choice."""
     runs = []
     for _ in range(2):
         state = _reach(21, 30, 4)
-        strategy = ISMCTSStrategy(seed=77, crn=crn)
+        strategy = ISMCTSStrategy(seed=77, crn=crn, opp_priors=opp_priors)
         picks = []
         for _ in range(25):
             if state.outcome() is not None:
@@ -261,6 +265,23 @@ def test_selection_only_among_moves_legal_in_this_world_counts_availability() ->
     other.update(0.9, observer=0)
     assert other.reward == pytest.approx(0.1)
     assert root.most_visited([1, 2, 3]) == 3 and root.most_visited([42]) is None
+
+
+def test_selection_can_take_this_worlds_priors_instead_of_the_stored_ones() -> None:
+    root = Node()
+    low, high = root.add_child(1, seat=1, prior=0.0), root.add_child(2, seat=1, prior=1.0)
+    for child in (low, high):
+        child.update(0.5, observer=1)
+    assert root.select([1, 2], exploration=0.0, bias=1.0).key == 2
+    assert root.select([1, 2], exploration=0.0, bias=1.0, priors={1: 1.0, 2: 0.0}).key == 1
+
+
+def test_unknown_opponent_priors_and_negative_opponent_bias_are_refused() -> None:
+    with pytest.raises(ValueError, match="opp_priors"):
+        ISMCTSStrategy(opp_priors="psychic")
+    with pytest.raises(ValueError):
+        ISMCTSStrategy(opp_bias=-1.0)
+    assert ISMCTSStrategy(bias=0.5).opp_bias == 0.5  # None: the seat's own weight
 
 
 def test_reward_and_priors() -> None:

@@ -61,3 +61,35 @@ def test_the_strategy_names_its_evaluation() -> None:
     assert set(EVALUATIONS) == {"cards", "learned", "winprob"}
     with pytest.raises(ValueError, match="evaluation"):
         ISMCTSStrategy(seed=1, evaluation="oracle")
+
+
+def _fit_script():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "scripts" / "fit_evaluation.py"
+    spec = importlib.util.spec_from_file_location("fit_evaluation", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_match_positions_are_saved_labelled_and_fitted_by_match(tmp_path, capsys) -> None:
+    """Positions of strategy-against-strategy games go to a file and back whole,
+    and the fit is scored by match on held-out games."""
+    fit = _fit_script()
+    rows = list(fit.match_positions("greedy-random", 2, seed=3, iterations=1))
+    assert rows and {m for m, _, _, _ in rows} == {"greedy-random"}
+    assert all(len(f) == len(FEATURES) and y in (0, 1) for _, _, f, y in rows)
+    saved = tmp_path / "positions.jsonl"
+    assert fit.main(["--matches", "greedy-random,random-random", "--games", "4",
+                     "--iterations", "1", "--seed", "3", "--save", str(saved)]) == 0
+    played = capsys.readouterr().out
+    back = fit.load_positions([str(saved)])
+    assert back[:len(rows)] == rows  # the same seed gives the same games
+    assert fit.main(["--load", str(saved)]) == 0
+    assert capsys.readouterr().out == played
+    assert "greedy-random" in played and "WEIGHTS = (" in played
+    with pytest.raises(ValueError):
+        list(fit.match_positions("greedy", 1, seed=3, iterations=1))
