@@ -237,6 +237,7 @@ from engine.bots.greedy import board_from_view, choose_on_board
 from engine.bots.ismcts_belief import kept_weights, resample_hand
 from engine.bots.ismcts_eval import value as learned_value
 from engine.bots.ismcts_eval import win_chance
+from engine.bots.ismcts_opponent import OpponentModel
 from engine.bots.ismcts_policy import PLAYOUTS, greedy_play_out, greedy_priors
 from engine.bots.ismcts_tree import Node, distinct_moves, move_key
 from engine.bots.search import board_from_state, evaluate
@@ -257,8 +258,15 @@ OPP_BIAS: float | None = None
 #: Where the opponent's priors come from when the tree selects among its moves:
 #: ``stored``, greedy's scores in the world that first expanded each move (as at
 #: the seat's own nodes); ``world``, greedy's scores on this iteration's world,
-#: whose opponent hand is a new deal each time.
+#: whose opponent hand is a new deal each time; ``model``, ``world`` while the
+#: opponent's stacked cards look like greedy's (:mod:`engine.bots.ismcts_opponent`),
+#: else ``stored``.
 OPP_PRIORS = "stored"
+OPP_PRIOR_SOURCES = ("stored", "world", "model")
+#: ``model``: the mean stack rank at or below which, after at least
+#: OPP_MODEL_TURNS stacked cards seen, the opponent is taken for greedy.
+OPP_MODEL_THRESHOLD = 0.24
+OPP_MODEL_TURNS = 8
 #: Progressive widening below the root: a node visited n times has at most
 #: 1 + isqrt(n // WIDEN) children legal in a world (0: no widening). With a few
 #: dozen worlds per decision, 16 keeps the lines below a root move greedy's until
@@ -338,7 +346,7 @@ class ISMCTSStrategy:
             (:mod:`engine.bots.ismcts_belief`); 0: every hidden card uniform.
         prune: the root race's margin in standard errors (module docstring); 0: off.
         opp_bias: the progressive-bias weight at the opponent's nodes (None: ``bias``).
-        opp_priors: ``stored`` or ``world`` (:data:`OPP_PRIORS`).
+        opp_priors: ``stored``, ``world`` or ``model`` (:data:`OPP_PRIORS`).
 
     Raises:
         ValueError: an unknown playout, evaluation or ``opp_priors``, a negative
@@ -358,8 +366,9 @@ class ISMCTSStrategy:
             raise ValueError(f"unknown playout {playout!r}; known: {', '.join(PLAYOUTS)}")
         if evaluation not in EVALUATIONS:
             raise ValueError(f"unknown evaluation {evaluation!r}; known: {', '.join(EVALUATIONS)}")
-        if opp_priors not in ("stored", "world"):
-            raise ValueError(f"unknown opp_priors {opp_priors!r}; known: stored, world")
+        if opp_priors not in OPP_PRIOR_SOURCES:
+            raise ValueError(f"unknown opp_priors {opp_priors!r}; known: "
+                             f"{', '.join(OPP_PRIOR_SOURCES)}")
         if opp_bias is None:
             opp_bias = bias
         self.evaluate, own_scale = EVALUATIONS[evaluation]
@@ -374,6 +383,11 @@ class ISMCTSStrategy:
         self.bias = bias
         self.opp_bias = opp_bias
         self.world_priors = opp_priors == "world"
+        #: With ``opp_priors`` ``model``: what the opponent's stacked cards say, and
+        #: the seat's previous view (the last of its previous turn, at a turn's first).
+        self._model = (OpponentModel(OPP_MODEL_THRESHOLD, OPP_MODEL_TURNS)
+                       if opp_priors == "model" else None)
+        self._previous: View | None = None
         self.prior_order = prior_order
         self.horizon = horizon
         self.playout = PLAYOUTS[playout]
@@ -417,6 +431,12 @@ class ISMCTSStrategy:
         if view["turn"] != self._belief_turn:   # the turn's first decision
             self._belief_turn = view["turn"]
             self._weights = kept_weights(view, seat) if self.belief else None
+            if self._model is not None:
+                previous = self._previous
+                if previous is not None and previous["turn"] == view["turn"] - 2:
+                    self._model.observe(previous, view, seat)
+                self.world_priors = self._model.greedy_like()
+        self._previous = view
         board = board_from_view(view, seat)
         values = [from_wire(intent) for intent in legal]
         moves = distinct_moves(values, board.hand)
