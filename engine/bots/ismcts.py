@@ -17,6 +17,7 @@ Structure:
   playout policies.
 - :mod:`engine.bots.ismcts_eval`: the learned leaf evaluation.
 - :mod:`engine.bots.ismcts_belief`: which cards the opponent kept, for the deals.
+- :mod:`engine.bots.ismcts_opponent`: whether the opponent stacks like greedy.
 - this module: :class:`ISMCTSStrategy`, the search loop and subtree reuse.
 
 One *iteration* (the budget counts them) is one sampled world:
@@ -34,7 +35,13 @@ One *iteration* (the budget counts them) is one sampled world:
 3. **Select**: while every move legal in this world has a child (and the
    node may not widen, below), descend by UCB over availability counts with
    progressive bias (``ismcts_tree.Node.select``), applying the moves to the
-   world; whoever is to move in it (either seat) picks at that node.
+   world; whoever is to move in it (either seat) picks at that node. At the
+   opponent's nodes the bias has its own weight (``opp_bias``) and, with
+   ``opp_priors`` ``world``, comes from greedy's scores of the moves in *this*
+   world (its hand is dealt anew each time; a stored prior is greedy's opinion
+   in the world that first expanded the move); ``model`` does that only once
+   the opponent's stacked cards, seen so far in the game, look like greedy's
+   (:class:`engine.bots.ismcts_opponent.OpponentModel`).
 4. **Expand**: add one untried legal move -- greedy's favourite among them
    when ``prior_order`` is on, else a random one -- with its prior.
 5. **Play out**: from there, the playout policy moves both seats (``greedy``:
@@ -79,6 +86,66 @@ goes on from that subtree instead of starting afresh.
 
 Measured (decided games; 2 shared, loaded cores, so small runs are noisy):
 
+- round 6, the same 10-game runs and deals as round 5's screens (against
+  ``greedy`` seeds 2101-2116, against ``search`` 1001-1016), 0.05 s of CPU time
+  per move; "the default" is the same build's figures on the same deals (its
+  round 5 runs: 124:36 against ``greedy``; against ``search`` 109:51 from its
+  final, 59:21 on 1001-1008 there and 54:26 when run again; a control run in
+  this round, below). The default unchanged, its 400-game figures (below)
+  stand, no finals run: the runs could not have finished in the time left.
+
+  - the opponent's priors from this world (``opp_priors="world"``): against
+    ``greedy`` 136:24 (85.0%, 95% 78.7-89.7%, Elo +301; the default 124:36,
+    77.5%; won 29 games the default lost, lost 17 it won); against ``search``
+    (90 games) 46:44 (51.1%, 41.0-61.2%) where the default won 60:30 (won 11
+    the default lost, lost 25 it won). Modelling the opponent as greedy on the
+    hand of each world is worth several points against ``greedy`` and costs
+    about fifteen against ``search``, as round 5's closer fit to greedy's games
+    did: it learns to beat greedy. A world costs about the same (median 93 and
+    98 worlds per decision against 92 and 108, 69 positions, under load).
+  - a weaker prior at the opponent's nodes (``opp_bias=0.3``, stored priors):
+    against ``greedy`` (80 games) 66:14 (82.5%) where the default won 61:19;
+    against ``search`` (80 games) 45:35 (56.2%, 45.3-66.6%) where it won 59:21
+    and 54:26. Neither direction away from today's weight pays against
+    ``search``.
+  - an opponent model read from the game (``opp_priors="model"``,
+    :mod:`engine.bots.ismcts_opponent`): this world's priors only while the
+    opponent's stacked cards look like greedy's -- their mean rank among the 13
+    values by greedy's own stacking cost at most 0.24, after at least 8 of them
+    (``OPP_MODEL_THRESHOLD``, ``OPP_MODEL_TURNS``). The rank after 10 stacked
+    cards, one game each: ``greedy`` 0.12-0.25 (11 games), ``search`` at 12
+    worlds a move 0.23-0.39 (11), at 0.05 s 0.28-0.46 (7), ``ismcts`` at 12
+    0.31-0.51 (12); on the real states ``search`` stacked greedy's card at 28 of
+    69 decisions (``greedy`` with another seed 69 of 75). A first signal, a
+    public card (queue head, a stack top) left playable at the end of the
+    opponent's phase 1, which greedy never does, was seen in 0 of 189
+    ``greedy`` turns, 0 of 194 ``search`` turns and 1 of 165 ``ismcts`` turns:
+    useless, dropped. The model: against ``greedy`` 126:34 (78.8%, 71.8-84.4%;
+    won 26 the default lost, lost 24), against ``search`` (120 games) 75:45
+    (62.5%, 53.6-70.6%) where the default won 79:41. With ``OPP_MODEL_TURNS``
+    0 (greedy until the stacked cards say otherwise): against ``greedy`` 135:25
+    (84.4%, 78.0-89.2%, Elo +293; won 29 the default lost, lost 18), against
+    ``search`` 103:57 (64.4%, 56.7-71.4%, Elo +103) where the default's final
+    won 109:51. The best of this round, not run to 400 games (no time).
+  - a control: the default itself run again against ``search`` on 1001-1008
+    in this round's conditions won 48:32 (60.0%; its final 59:21, round 5
+    54:26); there ``OPP_MODEL_TURNS`` 0 won 50:30 (won 19 games the control
+    lost, lost 17), 8 turns 49:31, ``opp_bias`` 0.3 45:35, world priors (70
+    games) 36:34. So the search screens above set each build against a lucky
+    figure: the cost of the model against ``search`` is within the noise,
+    while that of world priors (always on) is not. ``OPP_MODEL_TURNS`` 0 is
+    the build to take to the 400-game runs next.
+  - the leaf evaluation refitted on positions of ``ismcts`` games (12 worlds a
+    move; ``scripts/fit_evaluation.py --matches``; every turn end, labelled by
+    the game's winner): 300 games against ``greedy`` and 67 against ``search``
+    (11,254 and 2,641 positions; games against ``ismcts`` itself were not
+    played, their CPU went to the screens). Held-out log-loss, five folds by
+    game, the refit against today's weights: against ``greedy`` 0.5057 and
+    0.5042, against ``search`` 0.5988 and 0.5870 (with a ridge of 100 toward
+    today's weights 0.5052 and 0.5982); the last fifth of the games held out,
+    0.4797 and 0.4612, 0.5508 and 0.5282. A few hundred games do not fit ten
+    weights better than 4000 of greedy's did, on the positions of either kind;
+    not played, the leaf unchanged.
 - round 5, 10-game runs at 0.05 s of CPU time per move unless said; the
   default unchanged, its 400-game figures (below) stand, no finals run:
 
