@@ -86,6 +86,12 @@ goes on from that subtree instead of starting afresh.
 
 Measured (decided games; 2 shared, loaded cores, so small runs are noisy):
 
+- round 6's one final: the stack-rank opponent model from the first turn
+  (``opp_priors="model"``, ``OPP_MODEL_TURNS`` 0; the best screen below, 84.4%)
+  against ``greedy`` on the final's deals (seeds 2001-2040, 400 games, 0.05 s of
+  CPU time per move): 330:70 (82.5%, 95% 78.5-85.9%, Elo +269), where the
+  default's final won 327:73 on the same deals. The screen's gain did not hold
+  up; the default stays, the model off (no final against ``search`` run).
 - round 6, the same 10-game runs and deals as round 5's screens (against
   ``greedy`` seeds 2101-2116, against ``search`` 1001-1016), 0.05 s of CPU time
   per move; "the default" is the same build's figures on the same deals (its
