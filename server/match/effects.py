@@ -132,11 +132,18 @@ class Effects:
         return [w.entry for w in self.writes if isinstance(w, AppendJournal)]
 
 
+def wall_timer_rows(left: TimersLeft, wall: float) -> list[list[Any]]:
+    """Seconds left -> wall-clock deadlines at ``wall``, as the store's rows
+    (``[seat, turn deadline, grace deadline, timeouts]`` a seat)."""
+    return [[seat, None if turn is None else wall + turn,
+             None if grace is None else wall + grace, timeouts]
+            for seat, turn, grace, timeouts in left]
+
+
 def wall_timers(left: TimersLeft, wall: float) -> tuple[SeatTimers, ...]:
-    """Seconds left -> wall-clock deadlines at ``wall`` (as stored)."""
-    return tuple([_seat_timers(seat, None if turn is None else wall + turn,
-                               None if grace is None else wall + grace, timeouts)
-                  for seat, turn, grace, timeouts in left])
+    """Seconds left -> wall-clock deadlines at ``wall`` (as stored), a
+    :class:`SeatTimers` a seat: :func:`wall_timer_rows`' rows."""
+    return tuple([_seat_timers(*row) for row in wall_timer_rows(left, wall)])
 
 
 _seat_timers = maker(SeatTimers)

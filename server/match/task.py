@@ -79,6 +79,7 @@ from server.match.effects import (
     SaveWatcher,
     TimersLeft,
     Write,
+    wall_timer_rows,
     wall_timers,
 )
 from server.profiles import player_extras
@@ -119,14 +120,6 @@ def replace_match(exc: ProtocolError, match_id: str) -> ProtocolError:
     if exc.match is None:
         exc.match = match_id
     return exc
-
-
-def _deadline_rows(left: TimersLeft, wall: float) -> list[list[Any]]:
-    """Seconds left -> the stored rows of wall-clock deadlines: the rows
-    ``wall_timers(left, wall)`` stores (``[seat, turn, grace, timeouts]``)."""
-    return [[seat, None if turn is None else wall + turn,
-             None if grace is None else wall + grace, timeouts]
-            for seat, turn, grace, timeouts in left]
 
 
 class MatchClosed(Exception):
@@ -680,7 +673,7 @@ class Match:
             # stamped with its wall-clock time and timers as stored, without a second
             # entry or the seats' SeatTimers built to carry them (about 2 µs a row)
             store.append_stamped(self.id, write.entry, wall,
-                                 None if left is None else _deadline_rows(left, wall),
+                                 None if left is None else wall_timer_rows(left, wall),
                                  None if finished is None else (wall, *finished),
                                  write.ratings)
         elif isinstance(write, SaveSeat):

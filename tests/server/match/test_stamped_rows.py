@@ -1,5 +1,5 @@
 """A command's journal row as the match task stores it (``Store.append_stamped``
-with ``_deadline_rows``) is the row ``Store.append`` stores for the entry stamped
+with ``wall_timer_rows``) is the row ``Store.append`` stores for the entry stamped
 with the same time and ``wall_timers``, the text of each column included."""
 
 from __future__ import annotations
@@ -9,8 +9,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.match.effects import journal_entry, wall_timers
-from server.match.task import _deadline_rows
+from server.match.effects import journal_entry, wall_timer_rows, wall_timers
 from server.store import JournalEntry, MatchRecord, Store, _timers_to_list
 
 _seconds = st.one_of(st.none(), st.floats(-1e6, 1e6, allow_nan=False))
@@ -21,7 +20,7 @@ _walls = st.floats(0, 4e9, allow_nan=False)
 
 @given(_lefts, _walls)
 def test_deadline_rows_are_the_stored_form_of_wall_timers(left, wall) -> None:
-    assert _deadline_rows(left, wall) == _timers_to_list(wall_timers(left, wall))
+    assert wall_timer_rows(left, wall) == _timers_to_list(wall_timers(left, wall))
 
 
 def _rows(store: Store) -> list[tuple[object, ...]]:
@@ -42,7 +41,7 @@ def test_a_stamped_row_is_the_row_of_the_stamped_entry(tmp_path: Path) -> None:
                              "2:" + "cd" * 32)
             timers = None if seq == 2 else left
             stores[0].append_stamped("m1", e, wall + seq,
-                                     None if timers is None else _deadline_rows(timers,
+                                     None if timers is None else wall_timer_rows(timers,
                                                                                 wall + seq))
             stores[1].append("m1", journal_entry(
                 e.seq, e.kind, e.seat, e.intent, e.reason, e.by, wall + seq, e.digest,
