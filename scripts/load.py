@@ -70,6 +70,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from protocol.codec import pack  # noqa: E402
 from protocol.framing import FrameDecoder  # noqa: E402
 from server.fdlimit import raise_fd_limit  # noqa: E402
 
@@ -79,10 +80,9 @@ HEADER = struct.Struct(">I")
 CLIENT_MAX_FRAME = 1024 * 1024
 #: Seconds without any message from the server before a connection counts as stuck.
 RECV_TIMEOUT = 30.0
-#: msgspec's msgpack codec: the bytes and values of ``msgpack.packb(use_bin_type=True)``
-#: and ``unpackb(raw=False)`` (protocol/codec.py uses the same); a whole message
+#: msgspec's msgpack decoder, without the server's checks of what it receives
+#: (``protocol.codec.unpack``): the values of ``unpackb(raw=False)``; a whole message
 #: decodes in about the time msgpack takes, :class:`Played`'s fields alone in a seventh
-_ENCODE = msgspec.msgpack.Encoder().encode
 _DECODE = msgspec.msgpack.Decoder().decode
 
 
@@ -149,7 +149,7 @@ class Wire:
         Raises:
             trio.BrokenResourceError, trio.ClosedResourceError: as ``send_all``.
         """
-        body = _ENCODE(msg)
+        body = pack(msg)
         data = HEADER.pack(len(body)) + body
         sent = 0
         # straight to a plain socket that has room (the common case), without
