@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -57,15 +58,30 @@ def _client_state():
     return client.state
 
 
-def flip_battles(pane: e2e.Pane, count: int) -> int:
-    """Flip until ``count`` more battles are resolved; the battle number reached."""
+def flip_battles(pane: e2e.Pane, count: int, timeout: float = 30.0) -> int:
+    """Flip until ``count`` more battles are resolved; the battle number reached.
+
+    ``f`` is pressed only while the seat's panel asks for it (``your flip: press
+    f``): when the bot has not flipped yet, waiting costs nothing, whereas a
+    fixed number of presses runs out on a slow machine (each press made while
+    the client waits for the bot is refused, rightly, by the client itself).
+
+    Raises:
+        e2e.Failed: ``count`` battles were not resolved within ``timeout`` seconds.
+    """
     start = int(pane.wait(r"battle (\d+)", "the battle number").group(1))
-    for _ in range(count * 4):
-        now = int(pane.wait(r"battle (\d+)", "the battle number").group(1))
-        if now >= start + count:
-            return now
-        pane.keys("f", pause=0.3)
-    raise e2e.Failed(f"{pane.name}: flipping did not get {count} battles on:\n{pane.screen()}")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        screen = pane.screen()
+        found = re.search(r"battle (\d+)", screen)
+        if found and int(found.group(1)) >= start + count:
+            return int(found.group(1))
+        if "your flip: press f" in screen:
+            pane.keys("f", pause=0.3)
+        else:
+            time.sleep(0.1)
+    raise e2e.Failed(f"{pane.name}: flipping did not get {count} battles on in "
+                     f"{timeout:.0f} s:\n{pane.screen()}")
 
 
 def run(keep: bool) -> None:
