@@ -14,7 +14,7 @@ Only :class:`~protocol.errors.ProtocolError` ever escapes :func:`unpack`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgpack
@@ -33,6 +33,14 @@ class Limits:
     max_array_len: int = 4096
     max_map_len: int = 1024
     max_depth: int = 16
+    #: a body no longer than this cannot exceed any length limit above (a string or
+    #: binary of n bytes, an array of n values, a map of n pairs need at least n
+    #: bytes): :func:`unpack` may decode it without the length checks
+    plain_size: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "plain_size", min(
+            self.max_str_len, self.max_bin_len, self.max_array_len, self.max_map_len))
 
 
 #: What a server accepts from clients (frames <= 64 KiB).
@@ -51,8 +59,23 @@ def _refuse_ext(code: int, data: bytes) -> Any:
     raise ValueError(f"ext type {code} is not allowed")
 
 
+#: msgspec's decoder, for a body that needs no length checks (:func:`unpack`)
+_DECODE = msgspec.msgpack.Decoder().decode
+#: the types of a decoded value that need no look inside
+_SCALARS = frozenset({str, int, float, bool, type(None), bytes})
+
+
 def unpack(body: bytes, limits: Limits = SERVER_LIMITS) -> dict[str, Any]:
     """Decode one frame body into a message map.
+
+    A body within :attr:`Limits.plain_size` (every request a game sends) is first
+    decoded by msgspec (about 3 µs less than msgpack's ``unpackb`` with its limits
+    and the shape walk); its value is taken only when it is plainly what msgpack's
+    decoding below returns without an error (a map with a string ``type``, string
+    keys all the way down, nothing but maps, arrays, strings, binaries, numbers,
+    booleans and nil within ``max_depth``). Anything else -- an error, an ext type
+    (msgspec decodes a timestamp as a datetime), a non-string key -- goes through
+    msgpack's decoding, which says what is wrong as it always did.
 
     Returns:
         the map; its ``type`` is a str. Fields are not validated here (see messages.py).
@@ -62,6 +85,14 @@ def unpack(body: bytes, limits: Limits = SERVER_LIMITS) -> dict[str, Any]:
             value within ``limits``; ``bad_message`` for a value that is not a map
             with string keys and a string ``type``.
     """
+    if len(body) <= limits.plain_size:
+        try:
+            value = _DECODE(body)
+        except Exception:   # msgspec's DecodeError, a RecursionError...: msgpack's say
+            value = None
+        if (type(value) is dict and type(value.get("type")) is str
+                and _plain(value, limits.max_depth, 1)):
+            return value
     try:
         value = msgpack.unpackb(
             body,
@@ -86,6 +117,29 @@ def unpack(body: bytes, limits: Limits = SERVER_LIMITS) -> dict[str, Any]:
     if not isinstance(mtype, str):
         raise ProtocolError("bad_message", "the message has no string field 'type'", "type")
     return value
+
+
+def _plain(value: dict[str, Any] | list[Any], max_depth: int, depth: int) -> bool:
+    """``value`` (a map or an array ``depth`` levels down) holds only string keys and
+    plain values (:data:`_SCALARS`, maps, arrays) within ``max_depth``: what
+    msgpack's decoding gives without an error and :func:`_check_shape` passes."""
+    if depth > max_depth:
+        return False
+    if type(value) is dict:
+        for key, sub in value.items():
+            if type(key) is not str:
+                return False
+            kind = type(sub)
+            if kind not in _SCALARS and (kind is not dict and kind is not list
+                                         or not _plain(sub, max_depth, depth + 1)):
+                return False
+        return True
+    for sub in value:
+        kind = type(sub)
+        if kind not in _SCALARS and (kind is not dict and kind is not list
+                                     or not _plain(sub, max_depth, depth + 1)):
+            return False
+    return True
 
 
 def _check_shape(value: Any, max_depth: int, depth: int = 1) -> None:

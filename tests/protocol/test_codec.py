@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import msgpack
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from protocol.codec import CLIENT_LIMITS, SERVER_LIMITS, Limits, pack, unpack
 from protocol.errors import LocalProtocolError, ProtocolError
@@ -88,3 +90,68 @@ def test_pack_writes_the_bytes_msgpack_writes() -> None:
         samples += [state.view(0), state.view(None), {"legal": state.legal(0)}]
     for msg in samples:
         assert pack(msg) == msgpack.packb(msg, use_bin_type=True), msg
+
+
+def _slow_unpack(body: bytes, limits: Limits) -> object:
+    """:func:`unpack` through msgpack's decoding alone (msgspec's first try refused)."""
+    from unittest import mock
+
+    from protocol import codec
+
+    def refuse(_: bytes) -> object:
+        raise ValueError("refused")
+
+    with mock.patch.object(codec, "_DECODE", refuse):
+        return _outcome(body, limits)
+
+
+def _outcome(body: bytes, limits: Limits) -> object:
+    try:
+        value = unpack(body, limits)
+    except ProtocolError as exc:
+        return ("error", exc.code, exc.fatal, str(exc))
+    return ("value", value, repr(value))
+
+
+_keys = st.one_of(st.text(max_size=4), st.integers(-3, 3), st.binary(max_size=2), st.none(),
+                  st.booleans())
+_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**64 - 1), st.floats(),
+              st.text(max_size=8), st.binary(max_size=8),
+              st.builds(msgpack.ExtType, st.integers(0, 127), st.binary(max_size=4)),
+              st.builds(msgpack.Timestamp, st.integers(0, 2**33), st.integers(0, 999_999_999))),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(_keys, inner, max_size=4)),
+    max_leaves=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(
+    _values,
+    st.dictionaries(st.just("type") | st.text(max_size=3), _values, max_size=4),
+    st.fixed_dictionaries({"type": st.text(max_size=6)},
+                          optional={"id": st.integers(-5, 2**40), "seq": st.integers(0, 99),
+                                    "intent": st.dictionaries(st.text(max_size=5), _values,
+                                                              max_size=3)})),
+       st.binary(max_size=3), st.sampled_from([SERVER_LIMITS, CLIENT_LIMITS,
+                                               Limits(max_depth=2), Limits(max_bin_len=4)]))
+def test_the_msgspec_first_try_decodes_as_msgpack_alone(value: object, tail: bytes,
+                                                        limits: Limits) -> None:
+    """Whatever the body (a message, any value, trailing bytes, ext types and
+    timestamps, odd keys, deep nesting), :func:`unpack` returns or raises exactly
+    what msgpack's decoding alone does."""
+    body = msgpack.packb(value, use_bin_type=True, strict_types=False, datetime=False)
+    for data in (body, body + tail, body[:-1]):
+        assert _outcome(data, limits) == _slow_unpack(data, limits), data
+
+
+def test_the_msgspec_first_try_takes_a_plain_request() -> None:
+    from unittest import mock
+
+    from protocol import codec
+
+    body = msgpack.packb({"type": "intent", "id": 3, "match": "m1", "seq": 4,
+                          "intent": {"type": "flip"}})
+    with mock.patch.object(codec.msgpack, "unpackb", side_effect=AssertionError):
+        assert unpack(body)["intent"] == {"type": "flip"}
+    assert SERVER_LIMITS.plain_size == 1024
