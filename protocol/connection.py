@@ -99,6 +99,10 @@ class State(enum.Enum):
 SERVER, CLIENT = "server", "client"
 RECV, SEND = "recv", "send"
 _S = State
+#: the members the per-message paths compare with, read once: ``State.OPEN`` goes
+#: through the enum class's attribute lookup (about 0.13 µs in Python 3.11)
+_OPEN = State.OPEN
+_ENDED = (State.MUST_CLOSE, State.CLOSED)
 
 # (role, state, direction, kind) -> next state. kind: hello | welcome | error | fatal | bye | other
 # ("fatal" is an error message whose code closes the connection).
@@ -233,7 +237,7 @@ class Connection:
         if not data:
             self._peer_closed = True
             return
-        if self._peer_closed or self.state in (State.MUST_CLOSE, State.CLOSED):
+        if self._peer_closed or self.state in _ENDED:
             return
         self._decoder.feed(data)
 
@@ -263,7 +267,7 @@ class Connection:
 
     def _next(self) -> tuple[Event, dict[str, Any]] | _Sentinel:
         while True:
-            if self.state in (State.MUST_CLOSE, State.CLOSED):
+            if self.state in _ENDED:
                 return CLOSED
             try:
                 body = self._decoder.next_frame()
@@ -273,7 +277,7 @@ class Connection:
                         return CLOSED
                     return NEED_DATA
                 msg = unpack(body, self._limits)
-                if self.state is _S.OPEN and self.role == SERVER:
+                if self.state is _OPEN and self.role == SERVER:
                     # the common case: a request to an open server, which the table
                     # leaves OPEN (every type of _OPEN_REQUESTS) and _received ignores
                     cls = _OPEN_REQUESTS.get(msg["type"])
@@ -338,7 +342,7 @@ class Connection:
                 nothing changed.
         """
         cls = type(event)
-        if cls in self._plain and self.state is State.OPEN:
+        if cls in self._plain and self.state is _OPEN:
             # the common case (a snapshot, an ok...): an event of our direction that
             # leaves an open connection open; the table says so for every such event
             return self._frame(event, event.wire_map())  # type: ignore[union-attr]
