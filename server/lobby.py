@@ -457,14 +457,17 @@ class Lobby:
         """
         if event.TYPE != "intent":
             return False
-        msg = event.to_wire()
-        match = self.matches.get(msg["match"])
+        match_id = event.match   # type: ignore[attr-defined]
+        match = self.matches.get(match_id)
         if match is None:
             if self.relay is not None:
                 return False   # another node's match, or none: the relay awaits
-            raise _no_such_match(msg["match"])
+            raise _no_such_match(match_id)
         try:
-            return match.submit_nowait(MATCH_COMMANDS["intent"](session, msg), session)
+            # MATCH_COMMANDS["intent"] of the event's fields, without its wire map
+            return match.submit_nowait(cmd.play_intent(
+                session.id, event.id, True, event.seq, event.intent),  # type: ignore[attr-defined]
+                session)
         except MatchClosed as exc:
             raise exc.refusal() from None
 

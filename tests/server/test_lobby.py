@@ -110,3 +110,23 @@ async def test_pipelined_requests_are_slowed_not_dropped(start_server, connect) 
                 msg = await client.next_message()
                 assert msg["type"] in ("ok", "ping"), msg
                 answered += msg["type"] == "ok"
+
+
+def test_handle_nowait_hands_the_match_the_command_of_the_intent_map() -> None:
+    """The poller's way in (``Lobby.handle_nowait``) builds an intent's command from
+    the event's fields: the same command ``MATCH_COMMANDS`` makes of its wire map,
+    with an id and without one."""
+    from types import SimpleNamespace
+
+    from protocol.events import Intent
+    from server.lobby import MATCH_COMMANDS, Lobby
+
+    handed = []
+    match = SimpleNamespace(submit_nowait=lambda command, session: handed.append(command) or True)
+    lobby = SimpleNamespace(matches={"m1": match}, relay=None)
+    session = SimpleNamespace(id="s1")
+    for rid in (7, None):
+        event = Intent(match="m1", seq=3, intent={"type": "flip"}, id=rid)
+        assert Lobby.handle_nowait(lobby, session, event) is True  # type: ignore[arg-type]
+        expected = MATCH_COMMANDS["intent"](session, event.to_wire())  # type: ignore[arg-type]
+        assert handed[-1] == expected and handed[-1].intent is event.intent
