@@ -122,6 +122,11 @@ def replace_match(exc: ProtocolError, match_id: str) -> ProtocolError:
     return exc
 
 
+#: the commands the lobby admits before they run (a tuple: ``Join | Watch`` would
+#: build a union object on every command)
+_ADMITTED = (cmd.Join, cmd.Watch)
+
+
 class MatchClosed(Exception):
     """The match task has ended; it accepts no more requests."""
 
@@ -467,7 +472,7 @@ class Match:
         session = self.ctx.sessions.get(session.id, session)
         if not session.connected and isinstance(command, cmd.Request):
             command = replace(command, live=False)
-        if isinstance(command, cmd.Join | cmd.Watch):
+        if isinstance(command, _ADMITTED):
             try:
                 self.ctx.admit(session.id, command)
             except ProtocolError as exc:
