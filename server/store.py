@@ -515,6 +515,28 @@ def _dumps(value: Any) -> str:
     return "".join(_C_ENCODE(value, 0))
 
 
+#: the JSON text of each one-field intent seen (``{"type": T}``: War's flip), by T;
+#: at most :data:`_INTENT_TEXTS` of them (a game's intents are few, and validated
+#: by the game before they are journaled)
+_INTENT_TEXT: dict[str, str] = {}
+_INTENT_TEXTS = 64
+
+
+def _intent_text(intent: dict[str, Any]) -> str:
+    """``_dumps(intent)``, for an intent made of ``type`` alone read from
+    :data:`_INTENT_TEXT` (0.76 -> 0.2 µs a War row)."""
+    if len(intent) == 1:
+        kind = intent.get("type")
+        if type(kind) is str:
+            text = _INTENT_TEXT.get(kind)
+            if text is None:
+                text = _dumps(intent)
+                if len(_INTENT_TEXT) < _INTENT_TEXTS:
+                    _INTENT_TEXT[kind] = text
+            return text
+    return _dumps(intent)
+
+
 def schema_version(db: sqlite3.Connection) -> int:
     """The schema version a database file says it has (0: none recorded)."""
     return int(db.execute("PRAGMA user_version").fetchone()[0])
@@ -1193,7 +1215,7 @@ class Store:
         stmts: list[tuple[str, tuple[Any, ...]]] = [(
             _JOURNAL_INSERT,
             (match_id, entry.seq, entry.kind, entry.seat,
-             None if entry.intent is None else _dumps(entry.intent), entry.reason,
+             None if entry.intent is None else _intent_text(entry.intent), entry.reason,
              entry.by, ts, entry.digest, None if timers is None else _dumps(timers)))]
         if finished is not None:
             when, winner, reason = finished

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.store import _dumps
+from server.store import _dumps, _intent_text
 
 
 def reference(value: object) -> str:
@@ -42,3 +42,11 @@ def test_what_json_refuses_it_refuses() -> None:
         _dumps({"x": object()})
     with pytest.raises(TypeError):
         _dumps({1: 2, "a": 3})   # keys that cannot be sorted
+
+
+@given(st.dictionaries(st.sampled_from(["type", "card", "pile"]),
+                       st.text(max_size=3) | st.integers(-2, 2) | st.none(), max_size=3))
+def test_an_intents_text_is_its_json_text(intent: dict[str, object]) -> None:
+    """A journal row's intent text, read from the table of one-field intents or not,
+    is ``_dumps``' (twice: the second time from the table)."""
+    assert _intent_text(intent) == _intent_text(intent) == reference(intent)
