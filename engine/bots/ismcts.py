@@ -86,6 +86,51 @@ goes on from that subtree instead of starting afresh.
 
 Measured (decided games; 2 shared, loaded cores, so small runs are noisy):
 
+- round 7, the same 10-game screens (against ``greedy`` seeds 2101-2116,
+  against ``search`` 1001-1016), 0.05 s of CPU time per move, on a machine
+  about half as fast (median 54-58 worlds per decision, per-game means, against
+  about 107 before; 0.025 s was worth 0.05 s in round 5) and loaded by others;
+  "the default" is its round 5 figures on the same deals (124:36; against
+  ``search`` 109:51 within its final, 59:21 on 1001-1008), not run again. The
+  runs (``scripts/ismcts_variant.py KEY=VALUE -- tournament datastructures
+  --bots ismcts,OPP --games 10 --seed K --clock cpu --jobs 1 --json``, two at
+  a time under ``nice -n 19``) print each game's detector record as well.
+  No variant gained; no final run, the default unchanged.
+
+  - the opponent forced to greedy's own choice in this world (``opp_priors=
+    "forced"``: at each of its nodes the only move is greedy's on this world's
+    board, so a node has one child per world, not a prior) while the mean-rank
+    model says greedy, ``opp_model_turns=0``: against ``greedy`` 126:34
+    (78.8%, 95% 71.8-84.4%, Elo +228), the default's 124:36; forced at 83.0% of
+    its decisions (the model called ``greedy`` not greedy at 17.0%). Against
+    ``search`` stopped after 20 games (13:7; forced at 22.5% of decisions).
+    Forcing the reply is no better than round 6's soft priors from this world
+    (136:24 on these deals): with the opponent's hand a guess, greedy's choice
+    in the sampled world is often not its real one, and a single child leaves
+    no room for the others.
+  - a better detector, the same priors: :class:`engine.bots.ismcts_opponent.
+    RankLikelihood` (``opp_detector="llr"``), the log-odds of greedy against
+    search from each stacked card's rank bin (fitted on the stacked cards of
+    the forced runs above: 2015 of ``greedy``'s, 301 of ``search``'s), from a
+    prior of 0.5; held out by halves of those games it called ``greedy`` greedy
+    at 92-96% of the cards and ``search`` greedy at 32-34%. With world priors
+    (``opp_priors="model"``) on its say: against ``greedy`` 124:36 (77.5%,
+    70.4-83.3%), the default's figure, greedy at 94.8% of decisions; against
+    ``search`` (60 games, 1001-1006) 29:31 (48.3%, 36.2-60.7%) where the
+    default won 59:21 on 1001-1008, greedy at 39.8% of decisions; against the
+    default ``ismcts`` (10 games, seed 3001) 4:6, greedy at 38.8%. The errors
+    both ways, on those real games: greedy called not greedy at 5.2% of
+    decisions (the mean-rank model: 17.0%), ``search`` and ``ismcts`` called
+    greedy at 39.8% and 38.8% (the mean-rank model, ``search``: 22.5%). The
+    stacked card cannot tell them apart better: ``search`` and ``ismcts`` roll
+    out with greedy and stack greedy's card often (mean rank 0.36 against
+    greedy's 0.19, but a third of their cards in greedy's cheapest bins). And
+    the detector's near-perfect call on ``greedy`` did not make world priors
+    pay there (124:36 against round 6's 136:24 with them always on, the same
+    deals): that screen's gain was noise, as its final (82.5%) said.
+  - the leaf evaluation fitted to greedy's games by stage (round 5's 17
+    features) was not rebuilt: its weights were never kept, and refitting
+    them on 20,000 games did not fit in the round.
 - round 6's one final: the stack-rank opponent model from the first turn
   (``opp_priors="model"``, ``OPP_MODEL_TURNS`` 0; the best screen below, 84.4%)
   against ``greedy`` on the final's deals (seeds 2001-2040, 400 games, 0.05 s of
@@ -310,7 +355,7 @@ from engine.bots.greedy import board_from_view, choose_on_board
 from engine.bots.ismcts_belief import kept_weights, resample_hand
 from engine.bots.ismcts_eval import value as learned_value
 from engine.bots.ismcts_eval import win_chance
-from engine.bots.ismcts_opponent import OpponentModel
+from engine.bots.ismcts_opponent import OpponentModel, RankLikelihood
 from engine.bots.ismcts_policy import PLAYOUTS, greedy_play_out, greedy_priors
 from engine.bots.ismcts_tree import Node, distinct_moves, move_key
 from engine.bots.search import board_from_state, evaluate
@@ -333,13 +378,21 @@ OPP_BIAS: float | None = None
 #: the seat's own nodes); ``world``, greedy's scores on this iteration's world,
 #: whose opponent hand is a new deal each time; ``model``, ``world`` while the
 #: opponent's stacked cards look like greedy's (:mod:`engine.bots.ismcts_opponent`),
+#: else ``stored``; ``forced``, while the model says greedy, the opponent's move at
+#: each of its nodes is greedy's own choice in this world (its only child there),
 #: else ``stored``.
 OPP_PRIORS = "stored"
-OPP_PRIOR_SOURCES = ("stored", "world", "model")
+OPP_PRIOR_SOURCES = ("stored", "world", "model", "forced")
 #: ``model``: the mean stack rank at or below which, after at least
 #: OPP_MODEL_TURNS stacked cards seen, the opponent is taken for greedy.
 OPP_MODEL_THRESHOLD = 0.24
 OPP_MODEL_TURNS = 8
+#: How ``model`` and ``forced`` tell a greedy opponent: ``mean``, the mean stack rank
+#: (:class:`engine.bots.ismcts_opponent.OpponentModel`, the two constants above);
+#: ``llr``, the likelihood of its ranks under greedy's and search's distributions
+#: (:class:`engine.bots.ismcts_opponent.RankLikelihood`).
+OPP_DETECTOR = "mean"
+OPP_DETECTORS = ("mean", "llr")
 #: Progressive widening below the root: a node visited n times has at most
 #: 1 + isqrt(n // WIDEN) children legal in a world (0: no widening). With a few
 #: dozen worlds per decision, 16 keeps the lines below a root move greedy's until
@@ -419,10 +472,15 @@ class ISMCTSStrategy:
             (:mod:`engine.bots.ismcts_belief`); 0: every hidden card uniform.
         prune: the root race's margin in standard errors (module docstring); 0: off.
         opp_bias: the progressive-bias weight at the opponent's nodes (None: ``bias``).
-        opp_priors: ``stored``, ``world`` or ``model`` (:data:`OPP_PRIORS`).
+        opp_priors: ``stored``, ``world``, ``model`` or ``forced`` (:data:`OPP_PRIORS`).
+        opp_model_turns: with ``model`` or ``forced``, the stacked cards seen before
+            the opponent may be taken for greedy (None: :data:`OPP_MODEL_TURNS`).
+        opp_model_threshold: the mean stack rank at or below which it is (None:
+            :data:`OPP_MODEL_THRESHOLD`).
+        opp_detector: ``mean`` or ``llr`` (:data:`OPP_DETECTOR`).
 
     Raises:
-        ValueError: an unknown playout, evaluation or ``opp_priors``, a negative
+        ValueError: an unknown playout, evaluation, ``opp_priors`` or ``opp_detector``, a negative
             constant or a horizon < 1.
     """
 
@@ -434,7 +492,10 @@ class ISMCTSStrategy:
                  reuse: bool = True, widen: int = WIDEN, center: bool = True,
                  crn: bool = True, evaluation: str = EVALUATION,
                  belief: float = BELIEF, prune: float = PRUNE,
-                 opp_bias: float | None = OPP_BIAS, opp_priors: str = OPP_PRIORS) -> None:
+                 opp_bias: float | None = OPP_BIAS, opp_priors: str = OPP_PRIORS,
+                 opp_model_turns: int | None = None,
+                 opp_model_threshold: float | None = None,
+                 opp_detector: str = OPP_DETECTOR) -> None:
         if playout not in PLAYOUTS:
             raise ValueError(f"unknown playout {playout!r}; known: {', '.join(PLAYOUTS)}")
         if evaluation not in EVALUATIONS:
@@ -456,10 +517,25 @@ class ISMCTSStrategy:
         self.bias = bias
         self.opp_bias = opp_bias
         self.world_priors = opp_priors == "world"
-        #: With ``opp_priors`` ``model``: what the opponent's stacked cards say, and
-        #: the seat's previous view (the last of its previous turn, at a turn's first).
-        self._model = (OpponentModel(OPP_MODEL_THRESHOLD, OPP_MODEL_TURNS)
-                       if opp_priors == "model" else None)
+        #: With ``opp_priors`` ``forced``: the opponent plays greedy's choice in the tree
+        #: while the model says greedy (updated at each turn's first decision).
+        self.forced = False
+        self._forcing = opp_priors == "forced"
+        #: With ``opp_priors`` ``model`` or ``forced``: what the opponent's stacked cards
+        #: say, and the seat's previous view (the last of its previous turn, at a turn's first).
+        if opp_model_turns is None:
+            opp_model_turns = OPP_MODEL_TURNS
+        if opp_model_threshold is None:
+            opp_model_threshold = OPP_MODEL_THRESHOLD
+        if opp_detector not in OPP_DETECTORS:
+            raise ValueError(f"unknown opp_detector {opp_detector!r}; known: "
+                             f"{', '.join(OPP_DETECTORS)}")
+        self._model: OpponentModel | RankLikelihood | None = None
+        if opp_priors in ("model", "forced"):
+            self._model = (OpponentModel(opp_model_threshold, opp_model_turns)
+                           if opp_detector == "mean" else RankLikelihood())
+        #: Searched decisions made while the model took the opponent for greedy.
+        self.forced_searched = 0
         self._previous: View | None = None
         self.prior_order = prior_order
         self.horizon = horizon
@@ -508,7 +584,10 @@ class ISMCTSStrategy:
                 previous = self._previous
                 if previous is not None and previous["turn"] == view["turn"] - 2:
                     self._model.observe(previous, view, seat)
-                self.world_priors = self._model.greedy_like()
+                if self._forcing:
+                    self.forced = self._model.greedy_like()
+                else:
+                    self.world_priors = self._model.greedy_like()
         self._previous = view
         board = board_from_view(view, seat)
         values = [from_wire(intent) for intent in legal]
@@ -548,6 +627,7 @@ class ISMCTSStrategy:
                 cost, left = left - now, now
         self.last_iterations = done
         self.searched += 1
+        self.forced_searched += self.forced or (self._model is not None and self.world_priors)
         self.total_iterations += done
         # Only the moves still racing saw every world (a pruned move's rewards were
         # centred on a mean that still counted the worse moves).
@@ -632,8 +712,13 @@ class ISMCTSStrategy:
         widen = self.widen
         while state.result is None and state.turn < stop:
             mover = state.current
-            moves = distinct_moves(state.legal_moves(mover),
-                                   [VALUE[c] for c in state.hands[mover]])
+            hand = [VALUE[c] for c in state.hands[mover]]
+            moves = distinct_moves(state.legal_moves(mover), hand)
+            if self.forced and mover != observer and len(moves) > 1:
+                pick = choose_on_board(board_from_state(state, mover), list(moves.values()),
+                                       self.rng)
+                key = move_key(pick, hand)
+                moves = {key: moves[key]}
             untried = node.untried(moves)
             if untried and (node is full_width or not widen
                             or len(moves) - len(untried) < 1 + math.isqrt(node.visits // widen)):

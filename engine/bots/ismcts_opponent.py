@@ -13,7 +13,11 @@ stacked greedy's card at 28 of 69 decisions), 0.28-0.46 at 0.05 s a move
 (``engine.bots.ismcts`` records the runs). :class:`OpponentModel` keeps the
 mean over a game; the search models the opponent as ``greedy`` on each
 sampled world (``ismcts``'s ``opp_priors`` ``model``) only while that mean,
-over enough turns, stays low.
+over enough turns, stays low. :class:`RankLikelihood` reads the same ranks as
+evidence for ``greedy`` against ``search`` (a log-likelihood ratio by rank
+bin); neither tells ``search`` or ``ismcts`` from ``greedy`` at better than
+about a third of their decisions called greedy (``engine.bots.ismcts``
+records the runs).
 
 Everything is read from two of the seat's own views: its last decision of a
 turn and its first of the next (between them the opponent's turn). Never the
@@ -52,6 +56,53 @@ def stack_rank(now: View, seat: int, card: str) -> float:
     return sum(1 for v in _VALUES if score_stack(board, v) < cost - 1e-9) / len(_VALUES)
 
 
+#: The log-likelihood ratio, ``greedy`` against ``search``, of one stacked card's
+#: rank by its bin (``round(13 * rank)``, the last bin 8 and above), from the
+#: ranks seen in 160 games of ``ismcts`` against ``greedy`` (2015 cards) and 20
+#: against ``search`` at 0.05 s of CPU time a move (301), one count added to each
+#: bin: greedy's stacked cards are the cheap ones of its hand, ``search``'s spread.
+RANK_LLR = (0.70, 1.09, 0.62, 0.42, -0.28, -0.48, -1.07, -1.41, -1.38)
+#: The log-odds that the opponent is ``greedy`` before any card is seen, and the
+#: bound on the running sum either way (so a change of policy shows within turns).
+LLR_PRIOR = 0.5
+LLR_BOUND = 4.0
+
+
+class RankLikelihood:
+    """Whether the opponent stacks like ``greedy``: the running log-odds, from
+    :data:`LLR_PRIOR`, that its stacked cards' ranks come from ``greedy``'s
+    distribution rather than ``search``'s (:data:`RANK_LLR`), bounded by
+    :data:`LLR_BOUND`; :meth:`greedy_like` while it is above 0.
+
+    The same :meth:`observe` as :class:`OpponentModel`; ``turns``, ``rank_sum``
+    and ``ranks`` count the same way.
+    """
+
+    def __init__(self, prior: float = LLR_PRIOR, bound: float = LLR_BOUND) -> None:
+        self.log_odds = prior
+        self.bound = bound
+        self.turns = 0
+        self.rank_sum = 0.0
+        self.ranks: list[float] = []
+
+    def observe(self, before: View, now: View, seat: int) -> None:
+        """Count the opponent's turn between ``before`` and ``now``, if it shows
+        the card stacked (:func:`stacked_card`)."""
+        card = stacked_card(before, now, seat)
+        if card is None:
+            return
+        rank = stack_rank(now, seat, card)
+        self.turns += 1
+        self.rank_sum += rank
+        self.ranks.append(rank)
+        step = RANK_LLR[min(round(rank * len(_VALUES)), len(RANK_LLR) - 1)]
+        self.log_odds = max(-self.bound, min(self.bound, self.log_odds + step))
+
+    def greedy_like(self) -> bool:
+        """The log-odds of ``greedy`` are above 0 (class docstring)."""
+        return self.log_odds > 0.0
+
+
 class OpponentModel:
     """The mean :func:`stack_rank` of the opponent's stacked cards in one game.
 
@@ -64,14 +115,18 @@ class OpponentModel:
         self.min_turns = min_turns
         self.turns = 0
         self.rank_sum = 0.0
+        #: Every stacked card's rank, in the order seen.
+        self.ranks: list[float] = []
 
     def observe(self, before: View, now: View, seat: int) -> None:
         """Count the opponent's turn between ``before`` and ``now``, if it shows
         the card stacked (:func:`stacked_card`)."""
         card = stacked_card(before, now, seat)
         if card is not None:
+            rank = stack_rank(now, seat, card)
             self.turns += 1
-            self.rank_sum += stack_rank(now, seat, card)
+            self.rank_sum += rank
+            self.ranks.append(rank)
 
     def greedy_like(self) -> bool:
         """Enough turns seen, and a low mean rank (class docstring)."""

@@ -73,7 +73,7 @@ def test_ismcts_is_in_the_strategy_table() -> None:
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**64), moves=st.integers(0, 400), walk=st.integers(0, 2**32),
        playout=st.sampled_from(sorted(PLAYOUTS)), reuse=st.booleans(), crn=st.booleans(),
-       opp_priors=st.sampled_from(["stored", "world", "model"]))
+       opp_priors=st.sampled_from(["stored", "world", "model", "forced"]))
 def test_only_legal_intents_over_random_positions(seed: int, moves: int, walk: int,
                                                   playout: str, reuse: bool, crn: bool,
                                                   opp_priors: str) -> None:
@@ -103,7 +103,8 @@ def test_war_flips_and_an_empty_legal_list_is_refused() -> None:
 
 
 @pytest.mark.parametrize(("crn", "opp_priors"), [(False, "stored"), (True, "stored"),
-                                                 (True, "world"), (True, "model")])
+                                                 (True, "world"), (True, "model"),
+                                                 (True, "forced")])
 def test_fixed_iterations_and_seed_give_the_same_game(crn: bool, opp_priors: str) -> None:
     """Two strategies with one seed, fed the same positions, choose alike; the
     iteration count is exactly the budget whenever there was a choice."""
