@@ -93,10 +93,10 @@ Measured (decided games; 2 shared, loaded cores, so small runs are noisy):
   "the default" is a control run of the default in this round on the same
   deals (against ``greedy`` 122:38, 76.2%, 95% 69.1-82.2%, Elo +203, median
   59.0 worlds per decision; round 5's figure there 124:36; against ``search``
-  on 1001-1008 40:40, 50.0%, 39.3-60.7%, median 52.0 worlds, where round 5's
-  final won 59:21 on those deals: at half the worlds the default may no longer
-  meet the 60% goal against ``search`` on this machine, not measured further)
-  unless said. The
+  on 1001-1008 40:40, on 1001-1016 94:66, 58.8%, 51.0-66.1%, Elo +61, median
+  50.8 worlds, where round 5's final won 59:21 and 109:51 on those deals: at
+  half the worlds it may fall short of the 60% goal against ``search`` on this
+  machine; no 400 games run) unless said. The
   runs (``scripts/ismcts_variant.py KEY=VALUE -- tournament datastructures
   --bots ismcts,OPP --games 10 --seed K --clock cpu --jobs 1 --json``, two at
   a time under ``nice -n 19``) print each game's detector record as well.
