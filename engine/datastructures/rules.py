@@ -115,6 +115,9 @@ _FIELDS = FieldTable([
     Field("_digest_tail", digest=None),
     # (last_mulligan, the copy of it build_views last shared among the views)
     Field("_view_mulligan", digest=None),
+    # what build_views keeps of the last views it made, pile by pile (its own to each
+    # state: a clone starts without, since the two go their own ways)
+    Field("_view_kept", copy="None", digest=None),
 ])
 
 #: journal_digest's fixed-size part after the pile lengths
@@ -153,6 +156,7 @@ class DSState(State):
     _rng_shared: bool
     _rng_print: bytes | None  # rng_fingerprint cache; reset before every draw
     _view_mulligan: tuple[dict[str, Any] | None, dict[str, Any] | None] | None
+    _view_kept: list[tuple[Any, Any, Any]] | None
 
     # ------------------------------------------------------------------ setup
 
@@ -166,7 +170,8 @@ class DSState(State):
         """
         return _FIELDS.build(cls, {**fields, "_rng": rng, "_rng_shared": False,
                                    "_rng_print": None, "_digest_head": None,
-                                   "_digest_tail": None, "_view_mulligan": None})
+                                   "_digest_tail": None, "_view_mulligan": None,
+                                   "_view_kept": None})
 
     @classmethod
     def setup(cls, game: Game, seed: int, options: dict[str, Any],
