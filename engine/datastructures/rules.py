@@ -316,6 +316,8 @@ class DSState(State):
     def legal(self, seat: int) -> list[Intent]:
         """Every intent :meth:`apply` accepts from ``seat`` now; ``[]`` when it is not
         ``seat``'s move or the game is over. Fresh dicts on every call."""
+        if self.result is not None or seat != self.current:
+            return []   # the other seat's list, at every change: no list of values to map
         return [move.to_wire() for move in self.legal_moves(seat)]
 
     def default_intent(self, seat: int) -> Intent | None:
