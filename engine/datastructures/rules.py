@@ -355,8 +355,10 @@ class DSState(State):
                 extra fields, bad index, a card that does not fit, wrong phase); the
                 error's ``rule`` names the ruling.
         """
-        self._check_mover(seat)
-        if not isinstance(intent, Mapping):
+        if (type(seat) is not int or seat not in (0, 1) or self.result is not None
+                or seat != self.current):
+            self._check_mover(seat)   # raises (inline: two calls an intent)
+        if type(intent) is not dict and not isinstance(intent, Mapping):
             raise IllegalIntent(f"an intent is a map, got {type(intent).__name__}")
         kind = intent.get("type")
         phase = PHASE_OF.get(kind)  # type: ignore[arg-type]
