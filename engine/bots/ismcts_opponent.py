@@ -68,21 +68,16 @@ LLR_PRIOR = 0.5
 LLR_BOUND = 4.0
 
 
-class RankLikelihood:
-    """Whether the opponent stacks like ``greedy``: the running log-odds, from
-    :data:`LLR_PRIOR`, that its stacked cards' ranks come from ``greedy``'s
-    distribution rather than ``search``'s (:data:`RANK_LLR`), bounded by
-    :data:`LLR_BOUND`; :meth:`greedy_like` while it is above 0.
+class StackRanks:
+    """The :func:`stack_rank` of every card the opponent stacked in one game, as
+    :meth:`observe` sees them: ``turns`` of them, their sum ``rank_sum``, each in
+    ``ranks`` in the order seen. Subclasses say what the ranks mean (:meth:`seen`,
+    ``greedy_like``)."""
 
-    The same :meth:`observe` as :class:`OpponentModel`; ``turns``, ``rank_sum``
-    and ``ranks`` count the same way.
-    """
-
-    def __init__(self, prior: float = LLR_PRIOR, bound: float = LLR_BOUND) -> None:
-        self.log_odds = prior
-        self.bound = bound
+    def __init__(self) -> None:
         self.turns = 0
         self.rank_sum = 0.0
+        #: Every stacked card's rank, in the order seen.
         self.ranks: list[float] = []
 
     def observe(self, before: View, now: View, seat: int) -> None:
@@ -95,6 +90,26 @@ class RankLikelihood:
         self.turns += 1
         self.rank_sum += rank
         self.ranks.append(rank)
+        self.seen(rank)
+
+    def seen(self, rank: float) -> None:
+        """A subclass's own count of one more stacked card's ``rank`` (none here)."""
+
+
+class RankLikelihood(StackRanks):
+    """Whether the opponent stacks like ``greedy``: the running log-odds, from
+    :data:`LLR_PRIOR`, that its stacked cards' ranks come from ``greedy``'s
+    distribution rather than ``search``'s (:data:`RANK_LLR`), bounded by
+    :data:`LLR_BOUND`; :meth:`greedy_like` while it is above 0.
+    """
+
+    def __init__(self, prior: float = LLR_PRIOR, bound: float = LLR_BOUND) -> None:
+        super().__init__()
+        self.log_odds = prior
+        self.bound = bound
+
+    def seen(self, rank: float) -> None:
+        """Add the log-likelihood ratio of ``rank``'s bin, within the bound."""
         step = RANK_LLR[min(round(rank * len(_VALUES)), len(RANK_LLR) - 1)]
         self.log_odds = max(-self.bound, min(self.bound, self.log_odds + step))
 
@@ -103,7 +118,7 @@ class RankLikelihood:
         return self.log_odds > 0.0
 
 
-class OpponentModel:
+class OpponentModel(StackRanks):
     """The mean :func:`stack_rank` of the opponent's stacked cards in one game.
 
     :meth:`greedy_like` is true once at least ``min_turns`` stacked cards were
@@ -111,22 +126,9 @@ class OpponentModel:
     """
 
     def __init__(self, threshold: float, min_turns: int) -> None:
+        super().__init__()
         self.threshold = threshold
         self.min_turns = min_turns
-        self.turns = 0
-        self.rank_sum = 0.0
-        #: Every stacked card's rank, in the order seen.
-        self.ranks: list[float] = []
-
-    def observe(self, before: View, now: View, seat: int) -> None:
-        """Count the opponent's turn between ``before`` and ``now``, if it shows
-        the card stacked (:func:`stacked_card`)."""
-        card = stacked_card(before, now, seat)
-        if card is not None:
-            rank = stack_rank(now, seat, card)
-            self.turns += 1
-            self.rank_sum += rank
-            self.ranks.append(rank)
 
     def greedy_like(self) -> bool:
         """Enough turns seen, and a low mean rank (class docstring)."""
