@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from engine.core import Event, View
 from engine.datastructures.deck import N_CARDS, N_VALUES, NAME, VALUE, VALUE_NAME
-from engine.datastructures.rules import DISCARD, DSState
+from engine.datastructures.rules import DSState
 
 #: Raw event types that carry cards some seats may not see, and the seat field
 #: that names who may. Every other event type is public as it is.
@@ -124,28 +124,26 @@ def _view(state: DSState, mulligan: dict | None, kept: list) -> View:
     entry = kept[9]
     if entry[0] != discard:
         entry = kept[9] = (discard[:], None, [NAME[c] for c in discard])
+    discard_names = entry[2]
     result = state.result
     over = result is not None
-    phase = state.phase
-    stacked = state.stacked
     return {
         "game": "datastructures",
         "seat": None,
         "turn": state.turn,
         "cap": state.cap,
         "to_move": None if over else state.current,
-        "phase": phase,
+        "phase": state.phase,
         "played": state.played,
         "mulliganed": state.mulliganed,
-        "stacked": stacked,
-        # DSState.stack_owed()
-        "stack_owed": phase == DISCARD and not stacked and bool(hands[state.current]),
+        "stacked": state.stacked,
+        "stack_owed": state.stack_owed(),
         "hand": None,
         "hand_counts": [len(hands[0]), len(hands[1])],
         "players": players,
         "queue": queue_names,
         "deck": len(state.deck),
-        "discard": entry[2],
+        "discard": discard_names,
         "recycle": len(state.recycle),
         "idle_turns": state.idle_turns,
         "last_mulligan": mulligan,
