@@ -97,7 +97,14 @@ class Match(Protocol):
         a failure."""
 
     def carry_out(self, fx: Effects) -> None:
-        """Send the messages of committed effects, offer bots, arm timers."""
+        """Send the messages of committed effects, offer bots, arm timers: what
+        :meth:`deliver` and then :meth:`settle` do."""
+
+    def deliver(self, fx: Effects) -> None:
+        """The membership changes and the messages of committed effects."""
+
+    def settle(self, fx: Effects) -> None:
+        """The rest of committed effects (bots, timers), which sends nothing."""
 
     def journal_batch(self, fx: Effects) -> Any:
         """Cluster mode: ``fx``'s writes as one fenced script's batch
@@ -277,7 +284,8 @@ class GroupCommit:
     def _carry_out(self, item: Pending) -> None:
         match = item.match
         with self._collect:
-            match.carry_out(item.fx)   # the requester's reply is written first...
+            match.deliver(item.fx)   # the requester's reply is written first (at the
+        match.settle(item.fx)        # end of this block), then its bots and timers...
         metrics.delivered(item.command, match.began)
         rest = _build_rest(match, item.fx)
         if rest is not None:

@@ -804,6 +804,12 @@ class Match:
 
     def carry_out(self, fx: Effects) -> None:
         """Membership, messages, bots, close and the next deadline of ``fx``."""
+        self.deliver(fx)
+        self.settle(fx)
+
+    def deliver(self, fx: Effects) -> None:
+        """The membership changes and the messages of ``fx`` (committed): what
+        :meth:`carry_out` does before :meth:`settle`."""
         sessions = self.ctx.sessions
         left: list[Session] = []
         for m in fx.members:
@@ -830,6 +836,11 @@ class Match:
                 target = sessions.get(to)
                 if target is not None and target.client is not None:
                     target.client.push(msg)
+
+    def settle(self, fx: Effects) -> None:
+        """The bots, the close and the next deadline of ``fx`` (committed), once its
+        messages are out (:meth:`deliver`): nothing of it is sent, so the group
+        commit does it after the requester's reply is written."""
         for turn in fx.bots:
             self._offer(turn)
         if fx.stop_bots:

@@ -55,7 +55,14 @@ class FakeMatch:
         return False
 
     def carry_out(self, fx: Effects) -> None:
+        self.deliver(fx)
+        self.settle(fx)
+
+    def deliver(self, fx: Effects) -> None:
         self.carried.append(fx)
+
+    def settle(self, fx: Effects) -> None:
+        pass
 
     def store_write(self, store: Any, write: Any) -> None:
         raise AssertionError("cluster mode writes nothing to the store")
