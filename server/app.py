@@ -62,6 +62,8 @@ class Server:
         self.lobby = Lobby(config, store)
         #: the one task idle plain-socket connections wait in (None: no epoll here)
         self.poller = new_poller()
+        if self.poller is not None:
+            self.poller.on_pass = self._poller_pass
         #: what each connection is handed (not the whole server)
         self.services = Services(self.lobby, config,
                                  LogVolume(config.log_burst, config.log_interval),
@@ -78,6 +80,13 @@ class Server:
         self._stopping = trio.Event()
         #: set once :meth:`run` has finished shutting down and the store is closed
         self.stopped = trio.Event()
+
+    def _poller_pass(self, ready: int) -> None:
+        """The poller serves ``ready`` sockets in this pass: the group commit's
+        one-by-one mode is told (looked up each pass: cluster mode replaces it)."""
+        commits = self.lobby.ctx.commits
+        if commits is not None:
+            commits.poller_pass(ready)
 
     def shutdown(self) -> None:
         """Begin a clean shutdown (idempotent; returns at once)."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import select
+from collections.abc import Callable
 from typing import Protocol
 
 import trio
@@ -61,6 +62,9 @@ class Poller:
         self._by_fd: dict[int, Pollable] = {}
         #: :meth:`run` has ended: nothing can be added any more
         self.closed = False
+        #: told how many sockets a pass is about to serve, and 0 once it has served
+        #: them (the group commit's :meth:`~server.match.commit.GroupCommit.poller_pass`)
+        self.on_pass: Callable[[int], None] | None = None
 
     def __len__(self) -> int:
         return len(self._by_fd)
@@ -99,7 +103,11 @@ class Poller:
             while True:
                 await trio.lowlevel.wait_readable(epoll.fileno())
                 now = trio.current_time()
-                for fd, _ in epoll.poll(0):
+                ready = epoll.poll(0)
+                on_pass = self.on_pass
+                if on_pass is not None:
+                    on_pass(len(ready))
+                for fd, _ in ready:
                     conn = by_fd.get(fd)
                     if conn is None:   # handed back earlier in this pass
                         continue
@@ -111,6 +119,8 @@ class Poller:
                     if not keep:
                         self.remove(fd, conn)
                         conn.handed_back()
+                if on_pass is not None:
+                    on_pass(0)
         finally:
             self.closed = True
             for conn in list(by_fd.values()):

@@ -35,8 +35,13 @@ When the last few batches held one command each (nothing else arrives in the
 same pass, as in a ping-pong), commands commit at once in the reader's task,
 requester's reply first, then the rest of the broadcast, all before returning
 (nothing interleaves); every eighth goes through the committer again, and a batch
-of more than one brings grouping back. Without a running committer
-(:meth:`GroupCommit.run`) every command commits at once.
+of more than one brings grouping back. The poller (server/poller.py), where
+the requests of every idle plain socket arrive, says how many sockets each of
+its passes serves (:meth:`GroupCommit.poller_pass`): several end the one-by-one
+mode at once, and the first command of a pass that serves one socket commits at
+once without counting towards the probe, as nothing else can come with it from
+the poller (so a ping-pong makes no committer pass at all). Without a running
+committer (:meth:`GroupCommit.run`) every command commits at once.
 
 In cluster mode (docs/cluster.md) the rows go to the match journals in Redis
 instead, which is a round trip away: :class:`AwaitedCommit` has the same
@@ -164,6 +169,8 @@ class GroupCommit:
         self._alone = False
         self._singles = 0
         self._countdown = PROBE_EVERY
+        #: the poller's pass serves one socket, and no command of it has come yet
+        self._lone = False
         #: transactions and commands committed through here (benchmarks, tests)
         self.batches = 0
         self.commands = 0
@@ -225,11 +232,24 @@ class GroupCommit:
         match.held = 0
         return mine
 
+    def poller_pass(self, ready: int) -> None:
+        """The poller is about to serve ``ready`` sockets in one pass (0: it has
+        served them). More than one ends the one-by-one mode: their commands may
+        come together, and wait for the committer's pass. One alone lets the first
+        command of the pass commit at once in the one-by-one mode without a probe
+        (no other socket of the poller has a request in this pass)."""
+        self._lone = ready == 1
+        if ready > 1 and self._alone:
+            self._alone = False
+            self._singles = 0
+
     def submit(self, match: Match, session: Session | None, command: Any, fx: Effects) -> None:
         """Commit ``fx`` (``match``'s core's effects for ``command``) and carry it out,
         with the next batch (at once when no committer runs)."""
         item = Pending(match, session, command, fx)
-        if not self._running or (self._alone and not self.pending and self._probe()):
+        lone, self._lone = self._lone, False
+        if not self._running or (self._alone and not self.pending
+                                 and (lone or self._probe())):
             self.batches += 1
             self.commands += 1
             if match.commit_writes(fx.writes, session, command):

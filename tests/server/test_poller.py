@@ -144,3 +144,43 @@ async def test_a_resumed_session_s_new_connection_is_served(start_server: Any) -
         await again.expect_ok("games")
     created = await again.expect_ok("create", game="war", options={"cap": 60})
     assert created["match"]
+
+
+async def test_each_pass_tells_how_many_sockets_it_serves() -> None:
+    import socket
+
+    from server.poller import Poller
+
+    class Ready:
+        def __init__(self, sock: socket.socket) -> None:
+            self.sock = sock
+
+        def serve_ready(self, now: float) -> bool:
+            self.sock.recv(16)
+            passes.append(("served", 0))
+            return True
+
+        def handed_back(self) -> None:
+            pass
+
+    passes: list[tuple[str, int]] = []
+    poller = Poller()
+    poller.on_pass = lambda ready: passes.append(("pass", ready))
+    pairs = [socket.socketpair() for _ in range(2)]
+    try:
+        for ours, _ in pairs:
+            poller.add(ours.fileno(), Ready(ours))
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(poller.run)
+            pairs[0][1].send(b"x")
+            await trio.testing.wait_all_tasks_blocked()
+            for _, theirs in pairs:
+                theirs.send(b"x")
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.cancel_scope.cancel()
+    finally:
+        for a, b in pairs:
+            a.close()
+            b.close()
+    assert passes == [("pass", 1), ("served", 0), ("pass", 0),
+                      ("pass", 2), ("served", 0), ("served", 0), ("pass", 0)]

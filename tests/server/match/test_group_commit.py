@@ -213,3 +213,33 @@ async def test_lone_commands_commit_at_once_with_a_probe_every_eighth(tmp_path: 
         assert all(deferred[:ALONE_AFTER]) and deferred.count(True) == ALONE_AFTER + 2
         nursery.cancel_scope.cancel()
     store.close()
+
+
+async def test_the_poller_s_passes_of_one_socket_make_no_probe(tmp_path: Path) -> None:
+    from server.match.commit import ALONE_AFTER, PROBE_EVERY
+
+    store = Store(tmp_path / "s.db")
+    commits, matches, seats, log = war_matches(tmp_path, store, 2)
+    match, pair = matches[0], seats[0]
+    deferred = []
+
+    async def flip(step: int, ready: int) -> None:
+        seat = min(match.core.state.to_move())
+        commits.poller_pass(ready)   # as the poller does around a pass
+        await match.submit(PlayIntent(pair[seat].id, step, seq=match.seq,
+                                      intent={"type": "flip"}), pair[seat])
+        commits.poller_pass(0)
+        deferred.append(match.uncommitted)
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(store.journal(match.id)) == step + 1
+
+    async with trio.open_nursery() as nursery:
+        await start(nursery, commits, matches, log)
+        steps = ALONE_AFTER + 2 * PROBE_EVERY
+        for step in range(steps):   # one socket a pass: none goes through the committer
+            await flip(step, 1)
+        assert all(deferred[:ALONE_AFTER]) and deferred.count(True) == ALONE_AFTER
+        await flip(steps, 2)   # several sockets in one pass: grouping again
+        assert deferred[-1]
+        nursery.cancel_scope.cancel()
+    store.close()
