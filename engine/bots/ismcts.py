@@ -90,17 +90,19 @@ Measured (decided games; 2 shared, loaded cores, so small runs are noisy):
 
 - round 8, the same 10-game screens against ``greedy`` (seeds 2101-2116), 0.05 s
   of CPU time per move unless said, the machine of round 7 giving about twice its
-  worlds now (median 102 worlds per decision, per-game means: less load); "the control" is the
-  default run again in this round on the same deals: 131:29 (81.9%, 95%
-  75.2-87.1%; round 7's 122:38 was at 59 worlds). No variant beat it, so none
-  went to a 400-game final and none was run against ``search``; the default is
-  unchanged.
+  worlds now (median 102 worlds per decision, per-game means: less load); "the
+  control" is the default run again in this round on the same deals: 131:29
+  (81.9%, 95% 75.2-87.1%; round 7's 122:38 was at 59 worlds); against ``search`` on
+  1001-1008 36:44 (45.0%, 34.6-55.9%, median 97 worlds; round 7's 40:40). No
+  variant beat it, so none went to a 400-game final and none was run against
+  ``search``; the default is unchanged.
 
-  - the budget curve: at 0.2 s (seeds 2101-2108, 80 games, median 417 worlds)
-    71:9 (88.8%, 95% 80.0-94.0%) where the control won 66:14 (82.5%) on those
-    deals (won 12 it lost, lost 7: a sign test's p about 0.36). Four times the
-    worlds are worth some six points, about what separates the default from the
-    85% goal, but not clearly so on 80 games.
+  - the budget curve: at 0.2 s (seeds 2101-2112, 120 games, median 413 worlds)
+    104:16 (86.7%, 95% 79.4-91.6%) where the control won 100:20 (83.3%) on those
+    deals (won 18 it lost, lost 14: a sign test's p about 0.6); on 2101-2108
+    alone 71:9 against 66:14. Four times the worlds are worth three or four
+    points, not clearly anything on 120 games: at this design's figure against
+    ``greedy`` more worlds are not the lever to 85%, as round 5 found at 0.025 s.
   - expert iteration (:mod:`engine.bots.ismcts_expert`, ``scripts/fit_expert.py``):
     1362 decisions (either seat, a quarter of those with a choice) of 40
     ``ismcts``-``greedy`` games at 12 worlds a move, each labelled by a fresh
@@ -122,7 +124,8 @@ Measured (decided games; 2 shared, loaded cores, so small runs are noisy):
     the root; the opponent's stay greedy's): 121:39 (75.6%, 68.4-81.6%; won 25
     the control lost, lost 35: p about 0.25), 102 worlds. As the seat's own
     playout policy instead (``playout="expert"``, the priors greedy's, the
-    opponent greedy in the playouts; the general loop, so 70 worlds): 118:42 (73.8%, 66.4-80.0%; won 17, lost 30: p about 0.08).
+    opponent greedy in the playouts; the general loop, so 70 worlds): 118:42
+    (73.8%, 66.4-80.0%; won 17, lost 30: p about 0.08).
     Predicting the stronger search's root choice better did not make the lines
     below the root or the playouts better; one reading (not tested): the
     expert's departures from greedy are worth something only with the search
