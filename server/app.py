@@ -20,13 +20,12 @@ import os
 import signal
 import socket
 import ssl
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
 from protocol.connection import Connection
 from protocol.errors import Refusal
-from server.cluster.node import ClusterNode, open_node
 from server.config import ServerConfig
 from server.connection import ClientConnection
 from server.lobby import Lobby
@@ -37,6 +36,9 @@ from server.ratelimit import AddressThrottle
 from server.services import Services
 from server.store import Store, StoreError
 from server.tls import accept_tls, server_context
+
+if TYPE_CHECKING:  # the cluster code (and coredis) is loaded only by --cluster
+    from server.cluster.node import ClusterNode
 
 log = logging.getLogger("cardserver")
 
@@ -322,6 +324,8 @@ async def serve(config: ServerConfig, *, signals: bool = False,
         if config.cluster is None:
             await _serve(server, listeners, signals, task_status)
         else:
+            from server.cluster.node import open_node  # coredis: only for --cluster
+
             assert server.port is not None
             async with open_node(config, server.port) as node:
                 server.cluster = server.lobby.cluster = node

@@ -154,21 +154,23 @@ def _startup_error(exc: BaseException, config: Any) -> str | None:
     Errors raised inside a nursery (the cluster's Redis client runs one) come
     wrapped in exception groups; the first known one inside decides.
     """
-    import coredis
-
-    from server.cluster.redis import PersistenceError
+    from server.cluster.errors import redis_errors
     from server.store import StoreError
     from server.tls import TLSFileError
 
+    known: tuple[type[Exception], ...] = (StoreError, TLSFileError)
+    if config.cluster is not None:  # only then is the cluster code (and coredis) loaded
+        from server.cluster.redis import PersistenceError
+        known += (PersistenceError,)
     if isinstance(exc, BaseExceptionGroup):
         for inner in exc.exceptions:
             found = _startup_error(inner, config)
             if found is not None:
                 return found
         return None
-    if isinstance(exc, (StoreError, TLSFileError, PersistenceError)):
+    if isinstance(exc, known):
         return str(exc)
-    if isinstance(exc, coredis.exceptions.RedisError):
+    if isinstance(exc, redis_errors()):
         return f"cannot use the cluster's Redis at {config.cluster}: {exc}"
     if isinstance(exc, RuntimeError) and "already in the cluster" in str(exc):
         return str(exc)

@@ -15,9 +15,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import coredis
 import trio
 
 from engine import fairness
@@ -28,13 +27,8 @@ from protocol.errors import LocalProtocolError, ProtocolError, Refusal, RemotePr
 from server import ratings, records, tokens
 from server.account_requests import ACCOUNT_ROUTES, refusal
 from server.accounts import AccountError, Accounts
-from server.cluster.adoption import Adoption
-from server.cluster.directory import Directory
-from server.cluster.journal import JournalError, RedisJournal
-from server.cluster.matchmaking import Matchmaker, Partner
-from server.cluster.node import ClusterNode
-from server.cluster.relay import Relay
-from server.cluster.sessions import RedisSessions, SessionStore, StoreSessions
+from server.cluster.errors import redis_errors
+from server.cluster.sessions import SessionStore, StoreSessions
 from server.config import ServerConfig
 from server.direct import DIRECT
 from server.listing import Listing
@@ -47,6 +41,14 @@ from server.quotas import NO_ADDRESS, Counts, Quotas
 from server.replay import ReplayError
 from server.session import Outbox, Session
 from server.store import AccountRecord, DamagedMatch, JournalEntry, MatchRecord, Store
+
+if TYPE_CHECKING:  # the cluster code (and coredis) is loaded by cluster mode alone
+    from server.cluster.adoption import Adoption
+    from server.cluster.directory import Directory
+    from server.cluster.journal import RedisJournal
+    from server.cluster.matchmaking import Matchmaker, Partner
+    from server.cluster.node import ClusterNode
+    from server.cluster.relay import Relay
 
 log = logging.getLogger("cardserver.lobby")
 
@@ -146,6 +148,10 @@ class Lobby:
     async def _start_routing(self, nursery: trio.Nursery) -> None:
         """Cluster mode: run the relay (listening before anything is served), the
         lobby index's updates and the queues' background removals in ``nursery``."""
+        from server.cluster.directory import Directory
+        from server.cluster.matchmaking import Matchmaker
+        from server.cluster.relay import Relay
+
         assert self.cluster is not None
         self.relay = Relay(self.cluster, self)
         self.relay.on_paired = self._paired_elsewhere
@@ -159,6 +165,10 @@ class Lobby:
         """Cluster mode: sessions and match journals in Redis, the awaited group
         commit, and adoption (this node's previous incarnation's matches first);
         the relay and the cluster-wide lobby and queues before anything else."""
+        from server.cluster.adoption import Adoption
+        from server.cluster.journal import RedisJournal
+        from server.cluster.sessions import RedisSessions
+
         await self._start_routing(nursery)
         self.journal = RedisJournal(node.redis, node.name)
         self.session_store = RedisSessions(node.redis, node.name, self.config.session_ttl,
@@ -333,7 +343,7 @@ class Lobby:
         try:
             await self.session_store.create(session.id, tokens.hash_token(token), name,
                                             time.time())
-        except (coredis.exceptions.RedisError, OSError, trio.TooSlowError) as exc:
+        except (*redis_errors(), OSError, trio.TooSlowError) as exc:
             raise _unavailable("hello") from exc
         if account is not None:
             self.store.link_session(session.id, account.id, api_token)
@@ -352,7 +362,7 @@ class Lobby:
         self.quotas.admit_handshake(address, self._live)
         try:
             rec = await self.session_store.find(tokens.hash_token(token), time.time())
-        except (coredis.exceptions.RedisError, OSError, trio.TooSlowError) as exc:
+        except (*redis_errors(), OSError, trio.TooSlowError) as exc:
             raise _unavailable("resume") from exc
         if rec is None:
             raise Refusal("bad_token", "unknown or expired resume token", "resume")
@@ -394,7 +404,7 @@ class Lobby:
         if self.relay is not None:
             try:
                 await self.relay.attached(session)  # and the matches other nodes run
-            except coredis.exceptions.RedisError as exc:
+            except redis_errors() as exc:
                 log.warning("session %s: cannot look up its matches on other nodes: %s",
                             session.id, exc)
 
@@ -440,7 +450,7 @@ class Lobby:
                 await route(self, session, msg.get("id"), msg)
             else:
                 await self._to_match(session, msg)
-        except coredis.exceptions.RedisError as exc:  # cluster mode only
+        except redis_errors() as exc:  # cluster mode only
             log.warning("request %s from %s: Redis failed: %s", mtype, session.id, exc)
             refusal = _unavailable("type")
             refusal.match = msg.get("match")
@@ -693,6 +703,8 @@ class Lobby:
         if self.journal is None:
             match.store_new()
         else:
+            from server.cluster.journal import JournalError
+
             try:
                 await match.store_new_in(self.journal)
             except JournalError as exc:

@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import coredis
 import trio
 
 from server.cluster import keys
+from server.cluster.errors import redis_errors
 from server.store import SessionRecord, Store
+
+if TYPE_CHECKING:  # a single server keeps its sessions in the store: no coredis
+    import coredis
 
 log = logging.getLogger("cardserver.cluster")
 
@@ -189,7 +192,7 @@ class RedisSessions:
     async def _touch_logged(self, session_id: str, now: float) -> None:
         try:
             await self.touch([session_id], now)
-        except (coredis.exceptions.RedisError, OSError, trio.TooSlowError) as exc:
+        except (*redis_errors(), OSError, trio.TooSlowError) as exc:
             log.warning("cannot record the end of session %s: %s", session_id, exc)
 
     async def matches(self, session_id: str) -> set[str]:

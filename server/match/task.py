@@ -55,14 +55,13 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
 from engine.core import State
 from protocol.errors import ProtocolError, Refusal
 from server import metrics
-from server.cluster import journal as redis_journal
 from server.config import ServerConfig
 from server.match import commands as cmd
 from server.match.bots import BotClosed, BotDriver, BotPool
@@ -85,6 +84,9 @@ from server.match.effects import (
 from server.profiles import player_extras
 from server.session import Session
 from server.store import JournalEntry, MatchRecord, RatingChange, SeatTimers, Store
+
+if TYPE_CHECKING:  # cluster mode alone loads the cluster code (and coredis)
+    from server.cluster import journal as redis_journal
 
 log = logging.getLogger("cardserver.match")
 
@@ -700,12 +702,14 @@ class Match:
     def journal_batch(self, fx: Effects) -> redis_journal.MatchBatch:
         """``fx``'s writes as this match's part of a batch: fenced at :attr:`epoch`,
         after the :attr:`rows` Redis holds (cut back to them first after a failure)."""
+        from server.cluster.journal import MatchBatch
+
         assert self.rows is not None
         resync = None
         if self._resync:
             resync = self.core.record()
             self.core.timers_unsaved()
-        return redis_journal.MatchBatch(self.id, self.epoch, len(self.rows), fx.writes, fx.members,
+        return MatchBatch(self.id, self.epoch, len(self.rows), fx.writes, fx.members,
                           self.ctx.wall(), resync)
 
     def committed(self, fx: Effects) -> None:
@@ -724,7 +728,9 @@ class Match:
         failed (rolled back, the requester told ``unavailable``; timers alone are
         carried out and stored again with the next change). True: carry ``item``
         out all the same."""
-        if item.outcome == redis_journal.FENCED:
+        from server.cluster.journal import FENCED
+
+        if item.outcome == FENCED:
             self._tell_failed(item.session, item.command, "match_moved",
                               "this match is now run by another node: resume to reach it")
             self.fence_off()
