@@ -125,12 +125,12 @@ class SearchStrategy:
         while True:
             before = None if reserve is None else budget.remaining()
             if worlds and (worlds == budget.max_iterations or (
-                    before is not None and before - round_cost < reserve)):  # type: ignore[operator]
+                    before is not None and before - round_cost <= reserve)):  # type: ignore[operator]
                 break  # the deadline kept is the share's, before the budget's own
             world = determinize(view, seat, self.rng)
             scores = []
             for move in candidates:
-                if worlds and reserve is not None and budget.remaining() < reserve:  # type: ignore[operator]
+                if worlds and reserve is not None and budget.remaining() <= reserve:  # type: ignore[operator]
                     break  # out of time mid-round: drop the round (compare like with like)
                 state = world.clone()
                 state.apply_move(seat, move)

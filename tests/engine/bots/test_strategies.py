@@ -154,6 +154,33 @@ def test_search_stops_at_its_deadline_on_a_fake_clock() -> None:
         state.apply(seat, intent)
 
 
+def test_search_with_its_budget_spent_before_it_starts_plays_one_round() -> None:
+    """A budget already spent when choose is called (a busy machine, a slow caller):
+    remaining() is 0 from the start, and the search still ends after its one round."""
+    now = [0.0]
+    readings = [0]
+
+    def late() -> float:
+        readings[0] += 1
+        assert readings[0] < 100_000, "the search did not stop"
+        now[0] += 1.0  # every reading is a second on: the deadline is long past
+        return now[0]
+
+    state = _reach("datastructures", 42, 0, 0)
+    strategy = SearchStrategy(seed=1)
+    chosen = 0
+    for _ in range(30):
+        seat = state.current
+        view, legal = state.view(seat), state.legal(seat)
+        intent = strategy.choose("datastructures", seat, view, legal,
+                                 Budget.timed(0.5, clock=late))
+        assert intent in legal
+        assert strategy.last_worlds <= 1
+        chosen += strategy.last_worlds
+        state.apply(seat, intent)
+    assert chosen > 0  # some choices had candidates to sample
+
+
 def test_search_samples_several_worlds() -> None:
     state = _reach("datastructures", 5, 0, 0)
     seat = state.current
