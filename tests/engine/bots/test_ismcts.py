@@ -102,16 +102,17 @@ def test_war_flips_and_an_empty_legal_list_is_refused() -> None:
 # ------------------------------------------------------------------ budget
 
 
-@pytest.mark.parametrize(("crn", "opp_priors"), [(False, "stored"), (True, "stored"),
-                                                 (True, "world"), (True, "model"),
-                                                 (True, "forced")])
-def test_fixed_iterations_and_seed_give_the_same_game(crn: bool, opp_priors: str) -> None:
+@pytest.mark.parametrize("options", [
+    {"crn": False}, {}, {"opp_priors": "world"}, {"opp_priors": "model"},
+    {"opp_priors": "forced"}, {"priors": "expert"}, {"playout": "expert"},
+    {"priors": "expert", "playout": "expert"}])
+def test_fixed_iterations_and_seed_give_the_same_game(options: dict[str, object]) -> None:
     """Two strategies with one seed, fed the same positions, choose alike; the
     iteration count is exactly the budget whenever there was a choice."""
     runs = []
     for _ in range(2):
         state = _reach(21, 30, 4)
-        strategy = ISMCTSStrategy(seed=77, crn=crn, opp_priors=opp_priors)
+        strategy = ISMCTSStrategy(seed=77, **options)  # type: ignore[arg-type]
         picks = []
         for _ in range(25):
             if state.outcome() is not None:

@@ -7,7 +7,6 @@ import random
 import pytest
 
 from engine.bots import ismcts_expert
-from engine.bots.budget import Budget
 from engine.bots.ismcts import ISMCTSStrategy
 from engine.bots.ismcts_expert import (
     FEATURES,
@@ -20,7 +19,7 @@ from engine.bots.ismcts_expert import (
 from engine.bots.ismcts_policy import greedy_priors
 from engine.bots.ismcts_tree import distinct_moves
 from engine.bots.search import board_from_state
-from tests.engine.bots.test_ismcts import _decide, _reach
+from tests.engine.bots.test_ismcts import _reach
 
 #: A policy that is greedy: all its weight on greedy's own favourite.
 GREEDY_ONLY = (5.0,) + (0.0,) * (N_FEATURES - 1)
@@ -89,24 +88,3 @@ def test_the_expert_playout_choice_is_legal() -> None:
     for state, mover, _, _ in _decisions(25):
         legal = state.legal_moves(mover)
         assert expert_choice(state, mover, legal, rng) in legal
-
-
-@pytest.mark.parametrize(("priors", "playout"), [("expert", "greedy"), ("greedy", "expert"),
-                                                 ("expert", "expert")])
-def test_expert_options_play_legal_moves_deterministically(priors: str, playout: str) -> None:
-    runs = []
-    for _ in range(2):
-        state = _reach(21, 30, 4)
-        strategy = ISMCTSStrategy(seed=77, priors=priors, playout=playout)
-        picks = []
-        for _ in range(20):
-            if state.outcome() is not None:
-                break
-            intent, legal = _decide(strategy, state, Budget.iterations(20))
-            assert any(intent is i for i in legal)
-            assert strategy.last_iterations in (0, 20)
-            picks.append((state.current, intent, strategy.last_iterations))
-            state.apply(state.current, intent)
-        runs.append((picks, state.digest()))
-    assert runs[0] == runs[1]
-    assert sum(1 for _, _, n in runs[0][0] if n) >= 8
