@@ -5,6 +5,7 @@ let go of."""
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ import trio
 import server.connection as connection
 from protocol.codec import pack
 from protocol.framing import encode_frame
+from server.poller import Poller
 from tests.server.helpers import TestClient, play_to_end
 
 
@@ -147,10 +149,6 @@ async def test_a_resumed_session_s_new_connection_is_served(start_server: Any) -
 
 
 async def test_each_pass_tells_how_many_sockets_it_serves() -> None:
-    import socket
-
-    from server.poller import Poller
-
     class Ready:
         def __init__(self, sock: socket.socket) -> None:
             self.sock = sock

@@ -12,7 +12,7 @@ import trio
 import trio.testing
 
 from server.match.commands import PlayIntent
-from server.match.commit import GroupCommit
+from server.match.commit import ALONE_AFTER, PROBE_EVERY, GroupCommit
 from server.match.task import Match, MatchContext
 from server.session import Session
 from server.store import Store, StoreError
@@ -195,8 +195,6 @@ async def test_a_held_command_of_a_closed_match_is_answered(tmp_path: Path) -> N
 
 
 async def test_lone_commands_commit_at_once_with_a_probe_every_eighth(tmp_path: Path) -> None:
-    from server.match.commit import ALONE_AFTER, PROBE_EVERY
-
     store = Store(tmp_path / "s.db")
     commits, matches, seats, log = war_matches(tmp_path, store, 2)
     match, pair = matches[0], seats[0]
@@ -216,8 +214,6 @@ async def test_lone_commands_commit_at_once_with_a_probe_every_eighth(tmp_path: 
 
 
 async def test_the_poller_s_passes_of_one_socket_make_no_probe(tmp_path: Path) -> None:
-    from server.match.commit import ALONE_AFTER, PROBE_EVERY
-
     store = Store(tmp_path / "s.db")
     commits, matches, seats, log = war_matches(tmp_path, store, 2)
     match, pair = matches[0], seats[0]
