@@ -63,7 +63,7 @@ class Server:
         self._tls_pending = 0
         self.lobby = Lobby(config, store)
         #: the one task idle plain-socket connections wait in (None: no epoll here)
-        self.poller = new_poller()
+        self.poller = new_poller(config.busy_poll)
         if self.poller is not None:
             self.poller.on_pass = self._poller_pass
         #: what each connection is handed (not the whole server)

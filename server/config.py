@@ -79,6 +79,12 @@ class ServerConfig:
                                  "commits of the redo log's writes (what another process "
                                  "reading the running server's store may miss)", unit="s",
                                  **POSITIVE)
+    busy_poll: float = option(0.0002, "seconds the server goes on polling its sockets "
+                              "after serving them before it sleeps (adapted down to 0 "
+                              "when requests come further apart): a request that follows "
+                              "soon is served without a wake-up, for at most this much CPU "
+                              "time a pass; 0: sleep at once", unit="s", le=0.01,
+                              **NON_NEGATIVE)
     tls_cert: Path | None = option(None, "PEM certificate chain: the port then speaks TLS "
                                    "only (with --tls-key)", shown="off (plain TCP)")
     tls_key: Path | None = option(None, "PEM private key of --tls-cert", shown="off")

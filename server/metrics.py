@@ -37,6 +37,8 @@ Names (docs/cluster.md, "Metrics reference"):
 ``cardserver_redis_errors_total``      counter    round trips that failed
 ``cardserver_relayed_total{direction}`` counter   messages relayed between nodes
 ``cardserver_adoptions_total``         counter    matches this node adopted
+``cardserver_busy_poll_seconds_total`` counter    CPU time the poller spent polling
+``cardserver_busy_poll_caught_total``  counter    passes a poll caught (no wake-up)
 =====================================  =========  ==================================
 """
 
@@ -293,6 +295,7 @@ class Observed(Protocol):
 
     clients: Any
     lobby: Any
+    poller: Any
 
 
 class ServerCollector(Collector):
@@ -317,6 +320,14 @@ class ServerCollector(Collector):
         for (game, status), n in sorted(counts.items()):
             matches.add_metric([game, status], n)
         yield matches
+        poller = self.server.poller
+        if poller is not None:
+            yield CounterMetricFamily("cardserver_busy_poll_seconds", "seconds the poller "
+                                      "spent polling before sleeping (--busy-poll)",
+                                      value=poller.spin.polled)
+            yield CounterMetricFamily("cardserver_busy_poll_caught", "passes whose sockets "
+                                      "a poll found ready, without sleeping (--busy-poll)",
+                                      value=poller.spin.caught)
 
 
 def registry_for(server: Observed) -> CollectorRegistry:

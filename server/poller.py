@@ -21,6 +21,12 @@ end there, so one connection's wait never holds up another's; and a
 connection is in the poller or with its reader, never both, so its requests
 keep their order.
 
+After a pass the poller does not sleep at once: for a short window
+(``--busy-poll``, adapted to how soon requests follow: :mod:`server.spin`) it
+polls its epoll between checkpoints, so a request that comes soon after the
+last one is served without waiting for the thread -- and, on an idle CPU, the
+CPU itself -- to be woken.
+
 Linux only (``select.epoll``); elsewhere :func:`new_poller` gives None and
 every reader waits with ``wait_readable`` as before.
 """
@@ -30,9 +36,12 @@ from __future__ import annotations
 import logging
 import select
 from collections.abc import Callable
+from time import perf_counter
 from typing import Protocol
 
 import trio
+
+from server.spin import SpinWindow
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +66,10 @@ class Pollable(Protocol):
 class Poller:
     """Every idle plain-socket connection in one epoll, served by one task (:meth:`run`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, busy_poll: float = 0.0) -> None:
         self._epoll = select.epoll()
+        #: how long each pass is followed by polling before the poller sleeps
+        self.spin = SpinWindow(busy_poll)
         self._by_fd: dict[int, Pollable] = {}
         #: :meth:`run` has ended: nothing can be added any more
         self.closed = False
@@ -101,9 +112,8 @@ class Poller:
         epoll, by_fd = self._epoll, self._by_fd
         try:
             while True:
-                await trio.lowlevel.wait_readable(epoll.fileno())
+                ready = await self._next_ready()
                 now = trio.current_time()
-                ready = epoll.poll(0)
                 on_pass = self.on_pass
                 if on_pass is not None:
                     on_pass(len(ready))
@@ -128,7 +138,36 @@ class Poller:
             by_fd.clear()
             epoll.close()
 
+    async def _next_ready(self) -> list[tuple[int, int]]:
+        """The sockets of the next pass (possibly none: a spurious wake-up).
 
-def new_poller() -> Poller | None:
-    """A poller where the system has epoll (Linux), else None."""
-    return Poller() if hasattr(select, "epoll") else None
+        First polls for the :class:`~server.spin.SpinWindow`'s window, letting
+        every other task of the run loop go on between two polls (each poll
+        follows a checkpoint), then sleeps in trio's I/O wait until the epoll
+        is readable.
+        """
+        epoll, spin = self._epoll, self.spin
+        window = spin.window
+        began = perf_counter()
+        if window > 0:
+            until = began + window
+            while True:
+                await trio.lowlevel.checkpoint()
+                ready = epoll.poll(0)
+                now = perf_counter()
+                if ready:
+                    spin.poll_caught(now - began)
+                    return ready
+                if now >= until:
+                    spin.poll_missed(now - began)
+                    break
+        await trio.lowlevel.wait_readable(epoll.fileno())
+        if spin.limit > 0:
+            spin.slept(perf_counter() - began)
+        return epoll.poll(0)
+
+
+def new_poller(busy_poll: float = 0.0) -> Poller | None:
+    """A poller where the system has epoll (Linux), else None; ``busy_poll`` is
+    its :class:`~server.spin.SpinWindow`'s limit in seconds (0: sleep at once)."""
+    return Poller(busy_poll) if hasattr(select, "epoll") else None

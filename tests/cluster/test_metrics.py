@@ -45,7 +45,8 @@ def value(found: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str
 
 async def test_metrics_count_a_played_match(tmp_path: Path, nursery: trio.Nursery) -> None:
     port = free_port()
-    server = await nursery.start(partial(serve, make_config(tmp_path, metrics_port=port)))
+    server = await nursery.start(partial(serve, make_config(tmp_path, metrics_port=port,
+                                                            busy_poll=0.01)))
     assert server.metrics is not None and server.metrics.port == port
     status, text = await http_get(port, "/metrics")
     assert status == 200
@@ -65,6 +66,10 @@ async def test_metrics_count_a_played_match(tmp_path: Path, nursery: trio.Nurser
     after = samples(text)
     assert status == 200
     assert value(after, "cardserver_connections") == 2
+    # the clients answer within the 10 ms poll: passes are caught without a wake-up
+    assert value(after, "cardserver_busy_poll_caught_total") > \
+        value(before, "cardserver_busy_poll_caught_total")
+    assert value(after, "cardserver_busy_poll_seconds_total") > 0
     assert value(after, "cardserver_matches", game="datastructures", status="finished") == 1
     accepted = (value(after, "cardserver_intents_accepted_total", game="datastructures")
                 - value(before, "cardserver_intents_accepted_total", game="datastructures"))

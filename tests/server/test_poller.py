@@ -182,3 +182,72 @@ async def test_each_pass_tells_how_many_sockets_it_serves() -> None:
             b.close()
     assert passes == [("pass", 1), ("served", 0), ("pass", 0),
                       ("pass", 2), ("served", 0), ("served", 0), ("pass", 0)]
+
+
+class Recorder:
+    """A pollable that reads what is sent and says so."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.served = trio.Event()
+
+    def serve_ready(self, now: float) -> bool:
+        self.sock.recv(16)
+        self.served.set()
+        return True
+
+    def handed_back(self) -> None:
+        pass
+
+
+async def test_a_request_soon_after_a_pass_is_caught_by_polling() -> None:
+    """Within the busy-poll window the poller polls instead of sleeping, and the
+    run loop's other tasks go on between its polls (here: the sender)."""
+    poller = Poller(busy_poll=0.01)
+    ours, theirs = socket.socketpair()
+    first = Recorder(ours)
+    try:
+        poller.add(ours.fileno(), first)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(poller.run)
+            theirs.send(b"x")
+            await first.served.wait()
+            second = first.served = trio.Event()
+            await trio.sleep(0)   # runs while the poller polls
+            theirs.send(b"y")
+            with trio.fail_after(5):
+                await second.wait()
+            nursery.cancel_scope.cancel()
+    finally:
+        ours.close()
+        theirs.close()
+    assert poller.spin.caught == 2   # both passes, neither after a sleep
+    assert 0 < poller.spin.polled
+
+
+async def test_without_busy_poll_the_poller_sleeps_at_once() -> None:
+    poller = Poller()
+    ours, theirs = socket.socketpair()
+    recorder = Recorder(ours)
+    try:
+        poller.add(ours.fileno(), recorder)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(poller.run)
+            await trio.testing.wait_all_tasks_blocked()
+            theirs.send(b"x")
+            await recorder.served.wait()
+            nursery.cancel_scope.cancel()
+    finally:
+        ours.close()
+        theirs.close()
+    assert (poller.spin.caught, poller.spin.polled) == (0, 0.0)
+
+
+async def test_a_whole_game_over_tcp_with_busy_poll(start_server: Any, connect: Any) -> None:
+    server = await start_server(busy_poll=0.01)
+    alice, bob = await connect(server, "alice"), await connect(server, "bob")
+    mid = (await alice.expect_ok("create", game="war", options={"cap": 60}))["match"]
+    await bob.expect_ok("join", match=mid)
+    final = await play_to_end({0: alice, 1: bob}, mid)
+    assert final[0]["status"] == "finished"
+    assert server.poller is not None and server.poller.spin.caught > 0
