@@ -2,7 +2,7 @@
 """War flip -> snapshot latency of one or more cardserver builds against a bare trio echo.
 
     .venv/bin/python scripts/bench_echo.py [--moves 3000] [--block 300]
-        [--build /path/to/other/checkout ...] [--json FILE]
+        [--build /path/to/other/checkout ...] [--variant NAME="ARGS" ...] [--json FILE]
 
 The client is plain blocking sockets (``socket`` + ``msgpack``, TCP_NODELAY,
 no trio, no event loop), so that its own overhead is as small as it can be in
@@ -24,7 +24,9 @@ echo) runs pinned to CPU 0 and the client to CPU 1 when ``taskset`` exists;
 they are measured in alternating blocks of ``--block`` moves so that the shared
 machine's load changes hit all alike. Printed: p50 / p90 / p99 per server, each
 cardserver's ratio to the echo (goal: p50 and p99 within 4x), and to the first
-``--build`` when one is given (same run). Exit status 0, or 2 on a setup failure.
+``--build`` when one is given (same run). ``--variant NAME="ARGS"`` measures this
+checkout's cardserver once more, started with the extra arguments (e.g.
+``--variant sleep="--busy-poll 0"``). Exit status 0, or 2 on a setup failure.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import socket
 import struct
@@ -39,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -252,7 +256,8 @@ class Server:
         raise RuntimeError(f"{name} did not listen within {START_TIMEOUT} s")
 
     @classmethod
-    def cardserver(cls, name: str, checkout: Path, tmp: Path) -> Server:
+    def cardserver(cls, name: str, checkout: Path, tmp: Path,
+                   extra: Sequence[str] = ()) -> Server:
         """The ``cardserver`` of ``checkout`` (its .venv), with a scratch store,
         started by ``bench_cardserver.sh``: the per-address quotas raised (the
         default ``--address-rate`` of 2,000 requests/s would make a fast client's
@@ -264,7 +269,7 @@ class Server:
         db = tmp / f"{name}.db"
         return cls(name, [str(ROOT / "scripts" / "bench_cardserver.sh"), "--host", HOST,
                           "--port", str(port), "--db", str(db), "--rate", "100000",
-                          "--burst", "100000", "--log-level", "warning"],
+                          "--burst", "100000", "--log-level", "warning", *extra],
                    port, db, env={"BENCH_CARDSERVER": str(exe)})
 
     @classmethod
@@ -352,6 +357,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--build", type=Path, action="append", default=[],
                         help="another checkout whose cardserver to measure too (repeatable); "
                              "the first is the baseline of the ratios")
+    parser.add_argument("--variant", action="append", default=[], metavar='NAME="ARGS"',
+                        help="this checkout's cardserver again, with extra arguments "
+                             "(repeatable)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--echo-server", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -366,6 +374,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for name, checkout in zip(names, [*args.build, ROOT], strict=True):
             servers.append(Server.cardserver(name.replace(":", "_"), checkout, tmp))
+        for variant in args.variant:
+            name, _, extra = variant.partition("=")
+            servers.append(Server.cardserver(f"this_{name}", ROOT, tmp, shlex.split(extra)))
         echo = Server.echo()
         servers.append(echo)
         pairs = {s.name: WarPair(s.port) for s in servers[:-1]}
