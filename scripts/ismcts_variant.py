@@ -44,14 +44,16 @@ def main(argv: list[str]) -> int:
         made.append(strategy)
         return strategy
 
-    _, doc = bots._FACTORIES["ismcts"]
-    bots._FACTORIES["ismcts"] = (factory, doc)
-    bots._FACTORIES["ismcts0"] = (ISMCTSStrategy, "ismcts as it is by default")
+    doc = bots.describe()["ismcts"]
+    bots.register("ismcts", factory, doc, replace=True)
+    bots.register("ismcts0", ISMCTSStrategy, "ismcts as it is by default", replace=True)
     from client.sim.cli import main as cardsim
 
     try:
         status = cardsim(argv[cut + 1:])
     finally:
+        bots.register("ismcts", ISMCTSStrategy, doc, replace=True)
+        bots.unregister("ismcts0")
         worlds = []
         for s in made:
             model = s._model

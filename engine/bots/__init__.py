@@ -12,8 +12,10 @@ the caller owns the clock and hands each decision a budget::
 
 Names: ``random`` (uniform over legal), ``greedy`` (a documented one-step
 heuristic, see :mod:`engine.bots.greedy`), ``search`` (determinized
-Monte Carlo search within its budget, see :mod:`engine.bots.search`). In
-War every strategy just flips.
+Monte Carlo search within its budget, see :mod:`engine.bots.search`),
+``ismcts`` (information-set tree search, see :mod:`engine.bots.ismcts`). In
+War every strategy just flips. :func:`register` adds a strategy under a name of
+its own (or, told to, in place of one), e.g. a variant to screen offline.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from engine.bots.base import DEFAULT_BUDGET, Strategy, Timed
 from engine.bots.budget import Budget
 
 __all__ = ["DEFAULT_BUDGET", "DEFAULT_TIME_BUDGET", "Budget", "Strategy", "Timed", "describe",
-           "get_strategy", "strategy_names", "timed"]
+           "get_strategy", "register", "strategy_names", "timed", "unregister"]
 
 #: Seconds a thinking strategy may use per move when a command is not told otherwise.
 DEFAULT_TIME_BUDGET = 0.1
@@ -62,6 +64,39 @@ _FACTORIES: dict[str, tuple[Callable[[int | None], Strategy], str]] = {
                         "greedy rollouts, within --time-budget per move"),
     "ismcts": (_ismcts, "information-set Monte Carlo tree search over both seats' decisions"),
 }
+
+
+#: Characters a strategy name may not hold: lists of names are comma-separated,
+#: and a match of two is written ``a-b``.
+_NOT_IN_NAMES = frozenset(",- \t\n")
+
+
+def register(name: str, factory: Callable[[int | None], Strategy], doc: str, *,
+             replace: bool = False) -> None:
+    """Make :func:`get_strategy` build ``factory(seed)`` for ``name`` (listed after
+    the others by :func:`strategy_names`, or in its old place when replacing), with
+    ``doc`` as its line in :func:`describe`.
+
+    Raises:
+        ValueError: ``name`` is empty or holds a comma, a hyphen or white space, or
+            is already registered and ``replace`` is False.
+    """
+    if not name or _NOT_IN_NAMES & set(name):
+        raise ValueError(f"a strategy name is non-empty, without commas, hyphens or spaces: "
+                         f"{name!r}")
+    if name in _FACTORIES and not replace:
+        raise ValueError(f"strategy {name!r} is already registered")
+    _FACTORIES[name] = (factory, doc)
+
+
+def unregister(name: str) -> None:
+    """Forget the strategy ``name`` (built in or registered).
+
+    Raises:
+        ValueError: unknown name.
+    """
+    if _FACTORIES.pop(name, None) is None:
+        raise ValueError(f"unknown strategy {name!r}; known: {', '.join(strategy_names())}")
 
 
 def strategy_names() -> list[str]:

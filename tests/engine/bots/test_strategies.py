@@ -41,6 +41,29 @@ def test_names_and_errors() -> None:
             get_strategy(name, seed=1).choose("datastructures", 0, {}, [])
 
 
+def test_a_registered_strategy_is_built_listed_and_forgotten() -> None:
+    from engine.bots import register, unregister
+    from engine.bots.greedy import GreedyStrategy
+
+    register("greedy2", GreedyStrategy, "greedy again")
+    try:
+        assert strategy_names()[-1] == "greedy2" and describe()["greedy2"] == "greedy again"
+        assert isinstance(get_strategy("greedy2", seed=1), GreedyStrategy)
+        with pytest.raises(ValueError, match="already registered"):
+            register("greedy2", GreedyStrategy, "twice")
+        register("greedy2", GreedyStrategy, "replaced", replace=True)
+        assert describe()["greedy2"] == "replaced" and strategy_names()[-1] == "greedy2"
+    finally:
+        unregister("greedy2")
+    assert "greedy2" not in strategy_names()
+    with pytest.raises(ValueError, match="unknown strategy"):
+        unregister("greedy2")
+    for bad in ("", "a-b", "a,b", "a b"):
+        with pytest.raises(ValueError, match="strategy name"):
+            register(bad, GreedyStrategy, "bad")
+    assert strategy_names() == ["random", "greedy", "search", "ismcts"]
+
+
 def test_card_value() -> None:
     assert [value_of(c) for c in ("2C", "10H", "JD", "QS", "KC", "AH")] == [0, 8, 9, 10, 11, -1]
     with pytest.raises(ValueError):
