@@ -144,8 +144,9 @@ def help_value(board: Board, value: int) -> float:
     return best
 
 
-def _available(board: Board) -> list[int]:
-    """Values this seat can see and use: its hand, the queue head, both stack tops."""
+def available_values(board: Board) -> list[int]:
+    """Values this seat can see and use: its hand, the queue head, both stack tops
+    (in that order, a value once for each card showing it)."""
     vals = list(board.hand)
     if board.queue:
         vals.append(board.queue[0])
@@ -153,8 +154,9 @@ def _available(board: Board) -> list[int]:
     return vals
 
 
-def _run_length(start: int, pool: list[int]) -> int:
-    """How many successors of ``start`` follow in a row among ``pool``'s values."""
+def run_length(start: int, pool: list[int]) -> int:
+    """How many successors of ``start`` follow in a row among ``pool``'s values
+    (cyclic, each value of ``pool`` used once, at most ``N_VALUES - 1``)."""
     counts: dict[int, int] = {}
     for v in pool:
         counts[v] = counts.get(v, 0) + 1
@@ -168,7 +170,13 @@ def _run_length(start: int, pool: list[int]) -> int:
     return n
 
 
-def _play_value(board: Board, move: Play) -> int:
+def play_value(board: Board, move: Play) -> int:
+    """The value of the card a ``play`` intent moves (from the hand, the queue head
+    or a stack top).
+
+    Raises:
+        IndexError, AssertionError: the intent's source holds no such card on ``board``.
+    """
     src = move.src
     if src == HAND:
         return board.hand[move.index]  # type: ignore[index]
@@ -182,21 +190,21 @@ def _play_value(board: Board, move: Play) -> int:
 def score_play(board: Board, move: Play, available: list[int] | None = None) -> float:
     """The phase-1 score of a ``play`` intent (higher is better; see the module doc).
 
-    ``available`` is :func:`_available` of ``board`` when the caller has it already.
+    ``available`` is :func:`available_values` of ``board`` when the caller has it already.
     """
     me = board.seat
     a = move.array
-    value = _play_value(board, move)
+    value = play_value(board, move)
     need = board.need[me][a]
     length = board.length[me][a]
     src = move.src
     if need == EMPTY:
         # Start an array: with a card no other array wants, beginning a long run.
-        pool = list(_available(board) if available is None else available)
+        pool = list(available_values(board) if available is None else available)
         pool.remove(value)
         others = [distance(value, n) for n in board.need[me] if n >= 0]
         wanted = max((1.0 / (1 + d) for d in others), default=0.0)
-        score = 50.0 + 5.0 * _run_length(value, pool) - 20.0 * wanted
+        score = 50.0 + 5.0 * run_length(value, pool) - 20.0 * wanted
     else:
         score = 100.0 + 10.0 * length
         if length == N_VALUES - 1:
@@ -230,7 +238,7 @@ def choose_on_board(board: Board, legal: Sequence[DSIntent], rng: random.Random)
     if kind in ("play", "mulligan", "end_phase"):
         plays = [m for m in legal if m.TYPE == "play"]
         if plays:
-            available = _available(board)
+            available = available_values(board)
             return best_scored(plays, [score_play(board, m, available)  # type: ignore[arg-type]
                                  for m in plays], rng)
         mulligans = [m for m in legal if m.TYPE == "mulligan"]

@@ -34,12 +34,12 @@ from engine.bots.greedy import (
     EMPTY,
     ENQUEUE_BELOW,
     Board,
-    _available,
-    _play_value,
-    _run_length,
+    available_values,
     distance,
     help_value,
     keep_value,
+    play_value,
+    run_length,
 )
 from engine.bots.ismcts_policy import greedy_priors
 from engine.bots.ismcts_tree import distinct_moves
@@ -106,8 +106,8 @@ def features(board: Board, moves: Mapping[int, DSIntent],
         kind = move.TYPE
         if kind == "play":
             if available is None:
-                available = _available(board)
-            value = _play_value(board, move)  # type: ignore[arg-type]
+                available = available_values(board)
+            value = play_value(board, move)  # type: ignore[arg-type]
             a = move.array  # type: ignore[union-attr]
             need = board.need[me][a]
             length = board.length[me][a]
@@ -127,7 +127,7 @@ def features(board: Board, moves: Mapping[int, DSIntent],
             f[7] = 1.0 if src not in (HAND, QUEUE) and not own_stack else 0.0
             f[8] = 1.0 if src == HAND and len(hand) == 1 else 0.0
             f[9] = 1.0 if src != HAND and help_value(board, value) >= 1.0 else 0.0
-            f[10] = _run_length(value, pool) / N_VALUES
+            f[10] = run_length(value, pool) / N_VALUES
             f[11] = 1.0 if 0 in others else 0.0
             f[12] = max((1.0 / (1 + d) for d in others), default=0.0)
         elif kind == "end_phase":
