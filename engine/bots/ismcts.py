@@ -405,6 +405,7 @@ runs ``choose`` in a worker thread. War: it flips.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Sequence
@@ -414,8 +415,8 @@ from engine.bots.base import DEFAULT_BUDGET, Intent, View, flip_intent, require_
 from engine.bots.budget import Budget
 from engine.bots.greedy import board_from_view, choose_on_board
 from engine.bots.ismcts_belief import kept_weights, resample_hand
+from engine.bots.ismcts_eval import degree_of, win_chance
 from engine.bots.ismcts_eval import value as learned_value
-from engine.bots.ismcts_eval import win_chance
 from engine.bots.ismcts_expert import expert_choice, expert_priors, expert_weights
 from engine.bots.ismcts_opponent import OpponentModel, RankLikelihood
 from engine.bots.ismcts_policy import PLAYOUTS, greedy_play_out, greedy_priors
@@ -549,11 +550,15 @@ class ISMCTSStrategy:
             :data:`OPP_MODEL_THRESHOLD`).
         opp_detector: ``mean`` or ``llr`` (:data:`OPP_DETECTOR`).
         priors: ``greedy`` or ``expert``, the seat's own priors (:data:`PRIORS`).
+        weights: with the ``learned`` or ``winprob`` evaluation, its weights in place
+            of :data:`engine.bots.ismcts_eval.WEIGHTS` (one per feature, or blocks of
+            them by stage: :func:`engine.bots.ismcts_eval.value`); None: those.
 
     Raises:
         ValueError: an unknown playout, evaluation, ``opp_priors``, ``opp_detector`` or
-            ``priors`` (``expert`` without fitted weights), a negative constant or a
-            horizon < 1.
+            ``priors`` (``expert`` without fitted weights), a negative constant, a
+            horizon < 1, or ``weights`` not a whole number of blocks or given to the
+            ``cards`` evaluation.
     """
 
     name = "ismcts"
@@ -567,7 +572,8 @@ class ISMCTSStrategy:
                  opp_bias: float | None = OPP_BIAS, opp_priors: str = OPP_PRIORS,
                  opp_model_turns: int | None = None,
                  opp_model_threshold: float | None = None,
-                 opp_detector: str = OPP_DETECTOR, priors: str = PRIORS) -> None:
+                 opp_detector: str = OPP_DETECTOR, priors: str = PRIORS,
+                 weights: Sequence[float] | None = None) -> None:
         if priors not in PRIOR_SOURCES:
             raise ValueError(f"unknown priors {priors!r}; known: {', '.join(PRIOR_SOURCES)}")
         #: The seat's own priors on a board.
@@ -586,6 +592,11 @@ class ISMCTSStrategy:
         if opp_bias is None:
             opp_bias = bias
         self.evaluate, own_scale = EVALUATIONS[evaluation]
+        if weights is not None:
+            if evaluation == "cards":
+                raise ValueError("weights are for the learned evaluations, not 'cards'")
+            degree_of(weights)
+            self.evaluate = functools.partial(self.evaluate, weights=tuple(weights))
         if reward_scale is None:
             reward_scale = own_scale
         if (exploration < 0 or bias < 0 or not reward_scale > 0 or horizon < 1
