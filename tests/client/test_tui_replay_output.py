@@ -7,7 +7,6 @@ player and a server bot), then replayed from the store by the command line.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import re
@@ -28,17 +27,13 @@ from server.replay import new_match_state, public_record
 from server.replay_html import render_page
 from server.replay_text import format_record
 from server.store import JournalEntry, MatchRecord, SeatRecord
+from tests.modules import load_module
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def load_script() -> Any:
-    spec = importlib.util.spec_from_file_location("screenshot_replay",
-                                                  ROOT / "scripts" / "screenshot_replay.py")
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
+    return load_module(ROOT / "scripts" / "screenshot_replay.py")
 
 
 def memory_record(game: str, seed: int, options: dict[str, Any],

@@ -6,7 +6,6 @@ test keeps all 52 cards in play unless it says otherwise.
 
 from __future__ import annotations
 
-import importlib.util
 from collections import Counter, deque
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from engine import cards
 from engine.core import BadOption, GameOver, IllegalIntent, NotYourTurn, RuleError
 from engine.registry import get_game
 from engine.war import WarState
+from tests.modules import load_module
 
 FLIP = {"type": "flip"}
 ROOT = Path(__file__).resolve().parents[2]
@@ -406,11 +406,7 @@ def test_clone_is_independent_and_digest_tracks_the_generator() -> None:
 
 
 def _bare_game():
-    spec = importlib.util.spec_from_file_location("bench_war", ROOT / "scripts" / "bench_war.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(ROOT / "scripts" / "bench_war.py")
 
 
 @pytest.mark.parametrize("options", [

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import sys
 from pathlib import Path
@@ -13,17 +12,14 @@ import trio
 from client.bots.sdk import BotError, Summary, parse_address, play, run_bot
 from client.session import tcp_connector
 from engine.bots import get_strategy
+from tests.modules import load_module
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "minimal_bot.py"
 
 
 def _load_example():
-    spec = importlib.util.spec_from_file_location("minimal_bot", EXAMPLE)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(EXAMPLE)
 
 
 def test_example_is_minimal() -> None:

@@ -22,6 +22,7 @@ from engine.bots.ismcts_eval import (
 )
 from engine.registry import get_game
 from tests.engine.test_datastructures_support import arrange
+from tests.modules import ROOT, load_module
 
 RUN = ["2C", "3C", "4C", "5C", "6C", "7C", "8C", "9C", "10C", "JC", "QC", "KC"]
 
@@ -76,15 +77,7 @@ def test_the_strategy_names_its_evaluation() -> None:
 
 
 def _fit_script():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[3] / "scripts" / "fit_evaluation.py"
-    spec = importlib.util.spec_from_file_location("fit_evaluation", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(ROOT / "scripts" / "fit_evaluation.py")
 
 
 def test_match_positions_are_saved_labelled_and_fitted_by_match(tmp_path, capsys) -> None:

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
 from engine.bots import describe, get_strategy, strategy_names
 from engine.bots.ismcts import ISMCTSStrategy
+from tests.modules import ROOT, load_module
 
 
 def _variant_script():
-    path = Path(__file__).resolve().parents[3] / "scripts" / "ismcts_variant.py"
-    spec = importlib.util.spec_from_file_location("ismcts_variant", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(ROOT / "scripts" / "ismcts_variant.py")
 
 
 def test_the_variant_plays_with_its_arguments_and_the_registry_is_put_back(capsys) -> None:
