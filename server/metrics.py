@@ -37,7 +37,7 @@ Names (docs/cluster.md, "Metrics reference"):
 ``cardserver_redis_errors_total``      counter    round trips that failed
 ``cardserver_relayed_total{direction}`` counter   messages relayed between nodes
 ``cardserver_adoptions_total``         counter    matches this node adopted
-``cardserver_busy_poll_seconds_total`` counter    CPU time the poller spent polling
+``cardserver_busy_poll_seconds_total`` counter    time the poller spent polling
 ``cardserver_busy_poll_caught_total``  counter    passes a poll caught (no wake-up)
 =====================================  =========  ==================================
 """
@@ -323,7 +323,8 @@ class ServerCollector(Collector):
         poller = self.server.poller
         if poller is not None:
             yield CounterMetricFamily("cardserver_busy_poll_seconds", "seconds the poller "
-                                      "spent polling before sleeping (--busy-poll)",
+                                      "spent polling before sleeping (--busy-poll; other "
+                                      "tasks' steps between its polls included)",
                                       value=poller.spin.polled)
             yield CounterMetricFamily("cardserver_busy_poll_caught", "passes whose sockets "
                                       "a poll found ready, without sleeping (--busy-poll)",

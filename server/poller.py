@@ -162,8 +162,7 @@ class Poller:
                     spin.poll_missed(now - began)
                     break
         await trio.lowlevel.wait_readable(epoll.fileno())
-        if spin.limit > 0:
-            spin.slept(perf_counter() - began)
+        spin.slept(perf_counter() - began)
         return epoll.poll(0)
 
 

@@ -38,7 +38,8 @@ class SpinWindow:
         self.limit = limit
         #: seconds to poll after the next pass before sleeping
         self.window = limit
-        #: seconds spent polling so far, and passes a poll caught (no sleep needed)
+        #: seconds spent polling so far (the run loop's other steps between two
+        #: polls included), and passes a poll caught (no sleep needed)
         self.polled = 0.0
         self.caught = 0
 

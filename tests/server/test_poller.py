@@ -6,6 +6,8 @@ let go of."""
 from __future__ import annotations
 
 import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -200,46 +202,44 @@ class Recorder:
         pass
 
 
-async def test_a_request_soon_after_a_pass_is_caught_by_polling() -> None:
-    """Within the busy-poll window the poller polls instead of sleeping, and the
-    run loop's other tasks go on between its polls (here: the sender)."""
-    poller = Poller(busy_poll=0.01)
-    ours, theirs = socket.socketpair()
-    first = Recorder(ours)
-    try:
-        poller.add(ours.fileno(), first)
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(poller.run)
-            theirs.send(b"x")
-            await first.served.wait()
-            second = first.served = trio.Event()
-            await trio.sleep(0)   # runs while the poller polls
-            theirs.send(b"y")
-            with trio.fail_after(5):
-                await second.wait()
-            nursery.cancel_scope.cancel()
-    finally:
-        ours.close()
-        theirs.close()
-    assert poller.spin.caught == 2   # both passes, neither after a sleep
-    assert 0 < poller.spin.polled
-
-
-async def test_without_busy_poll_the_poller_sleeps_at_once() -> None:
-    poller = Poller()
+@asynccontextmanager
+async def polling(poller: Poller) -> AsyncIterator[tuple[Recorder, socket.socket]]:
+    """``poller`` running over one socket pair: its recorder, and the other end."""
     ours, theirs = socket.socketpair()
     recorder = Recorder(ours)
     try:
         poller.add(ours.fileno(), recorder)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(poller.run)
-            await trio.testing.wait_all_tasks_blocked()
-            theirs.send(b"x")
-            await recorder.served.wait()
+            yield recorder, theirs
             nursery.cancel_scope.cancel()
     finally:
         ours.close()
         theirs.close()
+
+
+async def test_a_request_soon_after_a_pass_is_caught_by_polling() -> None:
+    """Within the busy-poll window the poller polls instead of sleeping, and the
+    run loop's other tasks go on between its polls (here: the sender)."""
+    poller = Poller(busy_poll=0.01)
+    async with polling(poller) as (first, theirs):
+        theirs.send(b"x")
+        await first.served.wait()
+        second = first.served = trio.Event()
+        await trio.sleep(0)   # runs while the poller polls
+        theirs.send(b"y")
+        with trio.fail_after(5):
+            await second.wait()
+    assert poller.spin.caught == 2   # both passes, neither after a sleep
+    assert 0 < poller.spin.polled
+
+
+async def test_without_busy_poll_the_poller_sleeps_at_once() -> None:
+    poller = Poller()
+    async with polling(poller) as (recorder, theirs):
+        await trio.testing.wait_all_tasks_blocked()
+        theirs.send(b"x")
+        await recorder.served.wait()
     assert (poller.spin.caught, poller.spin.polled) == (0, 0.0)
 
 
